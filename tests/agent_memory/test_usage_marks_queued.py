@@ -159,3 +159,42 @@ def test_flush_all_returns_only_after_the_batch_the_background_writer_holds_has_
     finally:
         release.set()
         pending.stop()
+
+
+def test_flush_all_waits_for_the_batches_in_flight_when_called_not_for_later_ones() -> None:
+    """On PostgreSQL batches of a realm are written without a realm lock, so one may be in flight at every
+    moment under load: waiting for "none in flight" could last the whole bound. flush_all waits only for as many
+    batches as had been handed out when it was called."""
+    pending: PendingTelemetry[int] = PendingTelemetry(lambda realm: None, delay_s=60.0)
+    try:
+        pending.add("a", 1)
+        assert pending.take("a") == [1]  # a writer holds the first batch
+        returned = threading.Event()
+        caller = threading.Thread(target=lambda: (pending.flush_all(), returned.set()))
+        caller.start()
+        assert not returned.wait(0.2)
+        pending.add("a", 2)
+        assert pending.take("a") == [2]  # a later batch, taken after the call: not waited for
+        started = time.monotonic()
+        pending.done("a")  # the first one lands
+        assert returned.wait(5) and time.monotonic() - started < 2
+        assert pending.in_flight("a")
+        pending.done("a")
+        caller.join(5)
+    finally:
+        pending.stop()
+
+
+def test_back_pressure_does_not_wait_for_batches_in_flight() -> None:
+    flushed: list[str] = []
+    pending: PendingTelemetry[int] = PendingTelemetry(flushed.append, max_pending=1, delay_s=60.0)
+    try:
+        pending.add("a", 1)
+        pending.take("a")  # in flight, never done here
+        started = time.monotonic()
+        pending.flush_all(landed=False)
+        assert time.monotonic() - started < 1
+    finally:
+        pending.done("a")
+        pending._flush = lambda realm: None
+        pending.stop()

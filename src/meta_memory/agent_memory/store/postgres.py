@@ -1174,7 +1174,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             self.telemetry.drop(name, "closed")
             return
         if self._pending.add(name, op):
-            self._pending.flush_all()
+            self._pending.flush_all(landed=False)  # back-pressure: room in the queue is all it needs
 
     def _settle(self, name: str) -> None:
         """Before a read of realm ``name`` outside a recall: write its queued telemetry (and wait, at most

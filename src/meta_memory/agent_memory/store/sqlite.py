@@ -918,7 +918,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         if self._closed:
             return
         if self._pending.add(name, op):
-            self._pending.flush_all()
+            self._pending.flush_all(landed=False)  # back-pressure: room in the queue is all it needs
 
     def _flush_telemetry(self, realm: str) -> None:
         """Write ``realm``'s queued telemetry in one transaction, waiting for its writer (the background

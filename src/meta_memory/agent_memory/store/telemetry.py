@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Generic, TypeVar
 
+from meta_memory import deadline
+
 __all__ = ["TelemetryDrops", "PendingTelemetry", "MAX_PENDING", "FLUSH_DELAY_S", "SETTLE_WAIT_S", "LAND_WAIT_S",
            "recall_reads", "in_recall_reads"]
 
@@ -110,6 +112,8 @@ class PendingTelemetry(Generic[_Op]):
         self._queued: dict[str, list[_Op]] = {}
         self._count = 0
         self._flying: dict[str, int] = {}
+        self._taken: dict[str, int] = {}  # batches ever handed out per realm
+        self._landed: dict[str, int] = {}  # batches ever done per realm
         self._wake = threading.Event()
         self._stopped = threading.Event()  # set by stop(): ends the gathering wait at once
         self._stopping = False
@@ -144,11 +148,13 @@ class PendingTelemetry(Generic[_Op]):
             ops = self._queued.pop(realm, [])
             self._count -= len(ops)
             self._flying[realm] = self._flying.get(realm, 0) + 1
+            self._taken[realm] = self._taken.get(realm, 0) + 1
             return ops
 
     def done(self, realm: str) -> None:
         """The batch :meth:`take` handed out is written (or counted as dropped)."""
         with self._cond:
+            self._landed[realm] = self._landed.get(realm, 0) + 1
             left = self._flying.get(realm, 1) - 1
             if left:
                 self._flying[realm] = left
@@ -166,17 +172,25 @@ class PendingTelemetry(Generic[_Op]):
         with self._cond:
             return list(self._queued)
 
-    def flush_all(self) -> None:
-        """Write every realm's queue on the calling thread (waits for each realm's writer), then wait (at
-        most :data:`LAND_WAIT_S` a realm) for the batches the background writer had in flight when called:
-        on return every write queued before the call has landed or been counted as dropped, even one the
-        writer had taken but not yet committed."""
+    def flush_all(self, *, landed: bool = True) -> None:
+        """Write every realm's queue on the calling thread (waits for each realm's writer). With ``landed``,
+        then wait for as many batches of each realm to be done as had been handed out when called (at most
+        :data:`LAND_WAIT_S` in all, less when the call's deadline is sooner): on return every write queued
+        before the call has landed or been counted as dropped, even one a writer had taken but not yet
+        committed; batches taken later are not waited for. Back-pressure passes ``landed=False``: it only
+        needs room in the queue."""
         with self._cond:
-            flying = list(self._flying)
+            marks = {realm: self._taken.get(realm, 0) for realm in self._flying}
         for realm in self.realms():
             self._flush(realm)
-        for realm in flying:
-            self.wait_landed(realm, LAND_WAIT_S)
+        if not landed or not marks:
+            return
+        wait_s = LAND_WAIT_S
+        left_ms = deadline.remaining_ms()
+        if left_ms is not None:
+            wait_s = min(wait_s, max(0.0, left_ms / 1000))
+        with self._cond:
+            self._cond.wait_for(lambda: all(self._landed.get(r, 0) >= n for r, n in marks.items()), timeout=wait_s)
 
     @property
     def died(self) -> bool:
