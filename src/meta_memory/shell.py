@@ -605,10 +605,12 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
             console.print(table)
         target = " ".join([f"--identity {shlex.quote(identity)}", *([f"--realm {shlex.quote(realm)}"] if realm else []),
                            *_where_options(kw)])
-        console.print(text(f"read one with `meta-memory quarantine show MEMORY_ID {target}`; `quarantine release "
-                           f"MEMORY_ID {target}` makes it active memory (a held forget: keeps the record), "
-                           f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)",
-                           names=(identity, realm or "")))
+        console.print(text("review them with (each command on one line, to paste as it is):"))
+        for verb, does in (("show", "reads one"),
+                           ("release", "makes it active memory (a held forget: keeps the record)"),
+                           ("discard", "tombstones it (a held forget: applies the forget)")):
+            console.print(text(f"  `meta-memory quarantine {verb} MEMORY_ID {target}` {does}", names=(identity, realm or "")),
+                          soft_wrap=True)
 
     _run(_ctx(**kw), listing, show,
          wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1]), "forgets_cut_short": out[2]})

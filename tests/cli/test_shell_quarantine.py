@@ -64,7 +64,7 @@ def test_a_stdio_mcp_users_quarantined_writes_are_reviewed_from_the_shell(tmp_pa
     assert table.returncode == 0 and "quarantined records of lead:main (2 records)" in table.stdout
     assert keep in table.stdout and "Deploy day" in table.stdout and "quarantine release" in table.stdout
     # the listing's hint names a command that runs as printed (the identity it needs and where it ran included)
-    hint = re.search(r"`meta-memory quarantine show MEMORY_ID ([^`]+)`", " ".join(table.stdout.split()))
+    hint = re.search(r"^  `meta-memory quarantine show MEMORY_ID ([^`\n]+)` reads one$", table.stdout, re.M)  # unwrapped
     assert hint is not None, table.stdout
     assert shlex.split(hint.group(1)) == ["--identity", ID, "--state-dir", str(state)]
     as_hinted = mm("quarantine", "show", drop, *shlex.split(hint.group(1)))
