@@ -572,6 +572,7 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
 
     def show(out: tuple[list[Any], list[Any], bool]) -> None:
         from rich.table import Table
+        from rich.text import Text
 
         rows, forgets, full = out
         console = _console()
@@ -606,11 +607,11 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
         target = " ".join([f"--identity {shlex.quote(identity)}", *([f"--realm {shlex.quote(realm)}"] if realm else []),
                            *_where_options(kw)])
         console.print(text("review them with (each command on one line, to paste as it is):"))
-        for verb, does in (("show", "reads one"),
-                           ("release", "makes it active memory (a held forget: keeps the record)"),
-                           ("discard", "tombstones it (a held forget: applies the forget)")):
-            console.print(text(f"  `meta-memory quarantine {verb} MEMORY_ID {target}` {does}", names=(identity, realm or "")),
-                          soft_wrap=True)
+        commands = [text(f"  `meta-memory quarantine {verb} MEMORY_ID {target}` {does}", names=(identity, realm or ""))
+                    for verb, does in (("show", "reads one"),
+                                       ("release", "makes it active memory (a held forget: keeps the record)"),
+                                       ("discard", "tombstones it (a held forget: applies the forget)"))]
+        console.print(Text("\n").join(commands), soft_wrap=True)  # one print: one legend of the marked names
 
     _run(_ctx(**kw), listing, show,
          wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1]), "forgets_cut_short": out[2]})
