@@ -121,14 +121,12 @@ class _ThreadSlots:
         self._lock = threading.Lock()
         self._freed = threading.Condition(self._lock)
         self._running: dict[Hashable, int] = {}  # per key: calls in flight
-        self._users: dict[Hashable, int] = {}  # per key: calls in flight or waiting
         self._all = 0  # calls in flight, every key
-        self._waiting = 0
+        self._waiting = 0  # calls waiting for a slot, every key
 
     def enter(self, key: Hashable) -> None:
         """Take ``key``'s slot and one of all, waiting for them as long as it takes."""
         with self._lock:
-            self._users[key] = self._users.get(key, 0) + 1
             if self._all >= self._total or self._running.get(key, 0) >= self._limit:
                 self._waiting += 1
                 try:
@@ -144,15 +142,10 @@ class _ThreadSlots:
         with self._lock:
             self._all -= 1
             left = self._running[key] - 1
-            users = self._users[key] - 1
             if left:
                 self._running[key] = left
             else:
                 del self._running[key]
-            if users:
-                self._users[key] = users
-            else:
-                del self._users[key]
             if self._waiting:
                 self._freed.notify_all()
 
@@ -171,7 +164,7 @@ class _ThreadSlots:
     def idle(self) -> bool:
         """No call in flight or waiting, for any key."""
         with self._lock:
-            return not self._users
+            return not self._all and not self._waiting
 
 
 class _TaskSlots:
