@@ -213,15 +213,24 @@ def strip_invisible(text: str) -> str:
 #: The control characters (``Cc``) no text a person writes holds and no renderer shows: C0 but tab, line feed
 #: and carriage return (vertical tab, form feed and the separators U+001C-U+001F included), DEL, and C1 but
 #: the next line U+0085. One inside a word or a marker hides it from a match a model may not make.
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]+")
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]")
+#: The controls that separate words (``str.isspace``: vertical tab, form feed, the file, group, record
+#: and unit separators) become a space; every other one of :data:`_CONTROLS` is deleted.
+_CONTROL_TABLE: dict[int, str | None] = {
+    cp: (" " if chr(cp).isspace() else None)
+    for cp in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0x85), *range(0x86, 0xA0))
+}
 
 
 def strip_controls(text: str) -> str:
-    """``text`` without its :data:`_CONTROLS` (a bell, an escape, a backspace, a form feed, DEL, a C1
-    control): what every renderer removes (:func:`meta_memory.injection.defang.neutralise`) and what the erasure
-    register's folds read past, so content that differs from erased content only by such a character is that
-    content, as the model is shown it. Tab, line feed, carriage return and U+0085 stay (whitespace). Idempotent."""
-    return _CONTROLS.sub("", text) if _CONTROLS.search(text) is not None else text
+    """``text`` with its control characters but tab, line feed, carriage return and U+0085 taken out: the
+    ones that separate words (vertical tab, form feed, U+001C-U+001F, which ``str.split`` reads as
+    whitespace) each become a space, every other one (a bell, an escape, a backspace, DEL, a C1 control)
+    is deleted. What every renderer applies (:func:`meta_memory.injection.defang.neutralise`) and what the
+    erasure register's folds read through, so content that differs from erased content only by such a
+    character folds as the text the model is shown: ``"the\x0cbank pin"`` is ``"the bank pin"`` to both,
+    ``"pi\x07n"`` is ``"pin"`` to both. Idempotent; text without a control is returned as it is."""
+    return text.translate(_CONTROL_TABLE) if _CONTROLS.search(text) is not None else text
 
 
 #: The bidirectional controls (``Cf``): the Arabic letter mark, the left-to-right and right-to-left marks,

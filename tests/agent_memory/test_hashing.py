@@ -17,6 +17,7 @@ from meta_memory.agent_memory.hashing import (
     new_memory_id,
     new_memory_ids,
 )
+from meta_memory.injection.defang import neutralise
 from meta_memory.textfold import is_invisible, strip_controls, strip_invisible
 
 
@@ -115,9 +116,9 @@ def test_ids_count_nothing_and_keep_their_order() -> None:
     assert len(steps) > 200  # random, not consecutive
 
 
-#: Every character Python's ``str.split`` splits on (the fold's whitespace), the no-break space among them.
-#: what the fold reads as whitespace: every space but the controls it drops (vertical tab, form feed, U+001C-U+001F)
-WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace() and strip_controls(chr(c)))
+#: Every character Python's ``str.split`` splits on (the fold's whitespace), the no-break space among them, and
+#: the controls that separate words (vertical tab, form feed, U+001C-U+001F), which the renderers show as a space.
+WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
 #: words of visible characters (an invisible character is dropped by the fold: see the test below)
 _words = st.lists(st.text(st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc")), min_size=1)
                   .filter(lambda w: not any(is_invisible(c) for c in w)), max_size=8)
@@ -163,13 +164,13 @@ def test_the_folded_hash_tells_different_words_apart(title: str, a: str, b: str)
 
 
 @given(st.text(), _words, st.lists(st.sampled_from(["\u200b", "\u200d", "\u2060", "\u00ad", "\ufe0f", "\U000e0100",
-                                                   "\x00", "\x07", "\x08", "\x0b", "\x0c", "\x1b", "\x1c",
-                                                   "\x1f", "\x7f", "\x80", "\x9f"]),
+                                                   "\x00", "\x07", "\x08", "\x0e", "\x1b", "\x7f", "\x80",
+                                                   "\x9f"]),
                                   min_size=1, max_size=4), st.data())
 def test_the_folded_hash_ignores_invisible_characters(title: str, words: list[str], hidden: list[str],
                                                       data: st.DataObject) -> None:
-    """Erased content sent again with invisible characters or controls (a bell, an escape, a form feed, a file
-    separator, DEL, a C1 control) slipped in folds to the same hash, in both folds."""
+    """Erased content sent again with invisible characters or controls (a bell, an escape, a shift out, DEL, a
+    C1 control) slipped in folds to the same hash, in both folds."""
     body = " ".join(words)
     at = sorted(data.draw(st.lists(st.integers(0, len(body)), min_size=len(hidden), max_size=len(hidden))))
     slipped = body
@@ -177,6 +178,28 @@ def test_the_folded_hash_ignores_invisible_characters(title: str, words: list[st
         slipped = slipped[:pos] + ch + slipped[pos:]
     assert folded_content_hash(title, slipped) == folded_content_hash(title, body)
     assert casefolded_content_hash(title, slipped) == casefolded_content_hash(title, body)
+
+
+def test_a_control_that_separates_words_is_a_space_to_both_folds() -> None:
+    """A vertical tab, a form feed or U+001C-U+001F in place of a space is that space (the renderers show one):
+    erased ``"the bank pin"`` sent again as ``"the\\x0cbank\\x1fpin"`` folds alike; inside a word it splits it."""
+    for sep in "\x0b\x0c\x1c\x1d\x1e\x1f":
+        assert fold_whitespace(f"the{sep}bank pin") == "the bank pin"
+        assert folded_content_hash("T", f"the{sep}bank{sep}pin") == folded_content_hash("T", "the bank pin")
+        assert casefolded_content_hash("T", f"THE{sep}bank pin") == casefolded_content_hash("T", "the bank pin")
+        assert folded_content_hash("T", f"ba{sep}nk") != folded_content_hash("T", "bank")
+
+
+_shown = st.text(st.sampled_from("ab Z\t\n\r\x00\x07\x0b\x0c\x1b\x1c\x1f\x7f\x85\x9b\u00a0\u200b"), max_size=24)
+
+
+@given(_shown)
+def test_both_folds_read_a_text_as_the_renderers_show_it(text: str) -> None:
+    """What a renderer shows the model (``neutralise``) folds as the text itself does, in both folds: content
+    that differs from erased content only by controls or invisible characters cannot render as it."""
+    shown = neutralise(text)
+    assert fold_whitespace(shown) == fold_whitespace(text)
+    assert fold_compat(shown) == fold_compat(text)
 
 
 # ----------------------------------------------------------------------------- fold 2: compatibility forms and case

@@ -1,5 +1,6 @@
 """Erased content with a control character slipped in is the same erased content: a bell, an escape, a
-backspace, a form feed, a separator, DEL or a C1 control shows nothing and the injected block drops it, so after
+backspace, DEL or a C1 control shows nothing and the injected block drops it, and a vertical tab, a form feed or
+a separator (U+001C-U+001F) in place of a space is shown as that space, so after
 ``meta/agent_memory/erase`` such a spelling is refused ``erased`` (remember, the ``memory`` tool) and an
 erase takes such a copy with the record it names, over a real gateway."""
 
@@ -15,11 +16,11 @@ pytestmark = pytest.mark.gateway
 
 ID = "lead:controls"
 TITLE, BODY = "Diagnosis", "Alice has condition quokkazanzibar Q"
-#: The erased body with controls other than whitespace slipped in.
+#: The erased body with controls slipped in, or in place of its spaces.
 SLIPPED = [BODY + "\a", BODY.replace("has", "h\x01as"), "\x7f" + BODY, BODY.replace(" Q", "\x1b Q"),
            BODY.replace("Alice", "Al\x08ice"), BODY.replace("condition", "cond\x9bition"),
-           BODY.replace("quokkazanzibar", "quokka\x1czanzibar"), BODY.replace("has", "ha\x0bs"),
-           BODY.replace("has", "h\x0cas"), BODY.replace("Q", "\x1fQ")]
+           BODY.replace(" ", "\x0c"), BODY.replace(" ", "\x0b"), BODY.replace(" has", "\x1chas"),
+           BODY.replace(" ", "\x1d"), BODY.replace(" Q", "\x1e\x1fQ"), BODY.replace(" ", " \x1f")]
 
 
 def _refused(body: dict[str, object]) -> None:
@@ -39,9 +40,11 @@ def test_erased_content_with_a_control_slipped_in_is_refused(gateway: GatewayPro
             "action": "remember", "title": TITLE, "body": body}})
         assert out["is_error"] and "erased" in out["text"], out
     assert gateway.result("meta/agent_memory/recall", {"identity": ID, "query_text": "quokkazanzibar"})["records"] == []
-    # a visible difference is other content
+    # a visible difference is other content: an escape's printable tail, a separator splitting a word (shown as a space)
     assert gateway.result("meta/agent_memory/remember", {"identity": ID, "title": TITLE,
                                                          "body": BODY.replace(" Q", "\x1b[8m Q")})["created"]
+    assert gateway.result("meta/agent_memory/remember", {"identity": ID, "title": TITLE,
+                                                         "body": BODY.replace("quokkaz", "quokka\x1cz")})["created"]
 
 
 def test_an_erase_takes_the_copies_that_differ_by_a_control(gateway: GatewayProcess) -> None:

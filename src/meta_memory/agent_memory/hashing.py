@@ -85,15 +85,15 @@ def canonical(text: str) -> str:
 
 def fold_whitespace(text: str) -> str:
     """``text`` without its invisible characters (:func:`meta_memory.textfold.strip_invisible`: zero-width
-    characters, joiners, variation selectors, the soft hyphen...) and its control characters but tab, line
-    feed and carriage return (:func:`meta_memory.textfold.strip_controls`: what every renderer removes),
-    with every run of Unicode whitespace (``str.split``'s: spaces, tabs, line breaks, the no-break and other
+    characters, joiners, variation selectors, the soft hyphen...) and its control characters read as every
+    renderer shows them (:func:`meta_memory.textfold.strip_controls`: a vertical tab, a form feed or a
+    separator is a space, another control but tab, line feed and carriage return is dropped), with every run of Unicode whitespace (``str.split``'s: spaces, tabs, line breaks, the no-break and other
     Unicode spaces) folded to one space and the ends trimmed. Idempotent."""
     return " ".join(_visible(text).split())
 
 
 def _visible(text: str) -> str:
-    """``text`` without the characters a reader never sees: invisible ones and the controls every renderer removes."""
+    """``text`` as a reader sees it: without invisible characters, its controls as every renderer shows them."""
     return strip_invisible(strip_controls(text))
 
 

@@ -352,7 +352,8 @@ def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     :func:`defang` without the count. Removing first means a marker split by a removed character
     (``</me\ue000ta_memory_observation``, a Hangul filler inside ``meta``) is found as the marker it
     becomes. Controls go too (:func:`~meta_memory.textfold.strip_controls`: C0 but tab, line feed and
-    carriage return, DEL, C1 but U+0085). Idempotent."""
+    carriage return, DEL, C1 but U+0085; a vertical tab, a form feed or a separator U+001C-U+001F becomes a
+    space, as the erasure folds read it). Idempotent."""
     return defang(_without_hidden(text), header)[0]
 
 
