@@ -77,6 +77,17 @@ def test_operator_said_adds_the_epistemic_tag_once() -> None:
     assert got.record.trust == "agent_observed" and got.record.verification is None
 
 
+@pytest.mark.timeout(20)
+def test_a_flood_of_distinct_tags_is_read_in_one_pass() -> None:
+    """Repeats are dropped in order in time linear in the count, so a model sending 200,000 distinct tags (some
+    2 MB, under the request cap) is refused by the count rule within the bound (pairwise checks took minutes)."""
+    got = parse_arguments({"action": "remember", "title": "t", "body": "b", "tags": [" a", "b", "a ", "", "b", "c"]})
+    assert got.record.tags == ("a", "b", "c")
+    flood = parse_arguments({"action": "remember", "title": "t", "body": "b",
+                             "tags": [f"t{i}" for i in range(200_000)]})
+    assert len(flood.record.tags) == 200_000  # the record rules (at most 32) refuse it where the write is judged
+
+
 def test_verified_claim_needs_evidence_and_becomes_a_provenance_claim() -> None:
     base = {"action": "remember", "title": "t", "body": "b", "epistemic": "verified_claim"}
     message = '`verification_evidence` is required with epistemic="verified_claim": describe what you checked'

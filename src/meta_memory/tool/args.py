@@ -232,15 +232,15 @@ def _distinct_tags(raw: list[str] | None) -> list[str]:
     """The tags given, trimmed, blanks and repeats dropped. Raises :class:`ToolArgumentError` for a tag the
     LangGraph store's items reserve (:data:`~meta_memory.integrations.langgraph_items.TAG_PREFIX`, any case):
     a model's record must never read back as an item the application wrote."""
-    out: list[str] = []
+    out: dict[str, None] = {}  # ordered and linear: a call may send tens of thousands before the count cap
     for index, tag in enumerate(raw or ()):
         tag = tag.strip()
         if tag[:len(ITEM_TAG_PREFIX)].lower() == ITEM_TAG_PREFIX:
             raise ToolArgumentError(f"`tags[{index}]`: tags beginning '{ITEM_TAG_PREFIX}' are reserved for the "
                                     "application's LangGraph store items")
-        if tag and tag not in out:
-            out.append(tag)
-    return out
+        if tag:
+            out[tag] = None
+    return list(out)
 
 
 class RememberAction(_Arguments):
