@@ -59,3 +59,26 @@ def test_the_uri_names_the_file_itself(tmp_path: Path) -> None:
             conn.close()
     assert sorted(os.listdir(tmp_path)) == sorted(["st#1.sqlite3", "q?r.sqlite3", "%C3%A9quipe.sqlite3",
                                                    "a b.sqlite3", "ü.sqlite3"])
+
+
+def test_a_state_directory_spelled_with_two_leading_slashes_is_that_directory(tmp_path: Path) -> None:
+    """``//srv/state`` is ``/srv/state`` to the system; its URI must not read ``srv`` as an authority (every
+    realm then looked damaged to ``doctor`` and readiness, and a backup was refused)."""
+    state = tmp_path / "state"
+    out = cli("remember", "Note", "the text of the note", "--identity", "a:b", "--state-dir", str(state), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doubled = "/" + str(state)
+    assert doubled.startswith("//")
+    doctor = cli("doctor", "--state-dir", doubled, cwd=tmp_path)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "cannot be opened" not in doctor.stdout + doctor.stderr
+    out = cli("backup", "--state-dir", doubled, str(tmp_path / "copy"), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert listed(tmp_path / "copy", "default", tmp_path) == ["Note"]
+    import sqlite3
+
+    conn = sqlite3.connect(file_uri("/" + str(state / "agent-memory" / "default.sqlite3"), "ro"), uri=True)
+    try:
+        assert conn.execute("SELECT count(*) FROM records").fetchone() == (1,)
+    finally:
+        conn.close()
