@@ -206,10 +206,14 @@ class Runtime:
         feature = self.agent_memory
         agent_memory: dict[str, Any] = {"enabled": feature is not None}
         if feature is not None:
+            served = feature.store.list_realms()
+            if feature.store.allowed_realms is not None:  # a realm outside the allow-list is not this gateway's
+                listed = set(served)
+                slots = [s for s in slots if not s["slot"].startswith("realm:") or s["slot"][6:] in listed]
             agent_memory.update({
                 "store": feature.config.store,
                 "realm": feature.config.realm,
-                "realms": feature.store.list_realms(),
+                "realms": served,
                 "taint_tracker": feature.firewall.tracker.stats(),
                 "content_trust": feature.firewall.content_trust_report(),
                 "injection_sessions": feature.injection.sessions.stats(),

@@ -188,6 +188,52 @@ def test_reads_of_every_realm_leave_out_a_realm_the_list_does_not_serve(gateway_
     assert realm_db(state, "hr").exists()
 
 
+def test_a_damaged_realm_the_list_leaves_out_never_takes_the_gateway_out(gateway_factory: Any, tmp_path: Path) -> None:
+    """Readiness and ``meta/status`` judge the realms served: a damaged file of a realm the list leaves out (left
+    by an earlier gateway without the list) does not make ``/v1/ready`` answer 503, nor is it named, nor is
+    another unserved realm's file listed among the storage slots."""
+    import httpx
+
+    state = tmp_path / "state"
+    first = gateway_factory(state)
+    first.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Default", "body": "default passport"})
+    first.result("meta/agent_memory/remember", {"identity": IDENT, "realm": "payroll", "title": "P", "body": "pay"})
+    first.stop()
+    realm_db(state, "damaged").write_bytes(b"this is not a database file " * 200)
+
+    gw = gateway_factory(state, config=write_config(tmp_path / "meta.toml", '[agent_memory]\nrealms = ["default"]\n'))
+    ready = httpx.get(gw.url + "/v1/ready", timeout=60)
+    assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
+    assert "damaged" not in ready.text and "payroll" not in ready.text
+    slots = [s["slot"] for s in gw.result("meta/status", {})["storage"]["slots"]]
+    assert "realm:default" in slots and not any(s in slots for s in ("realm:payroll", "realm:damaged")), slots
+
+    # a gateway serving every realm still reports it, naming the file
+    gw.stop()
+    every = gateway_factory(state)
+    ready = httpx.get(every.url + "/v1/ready", timeout=60)
+    assert ready.status_code == 503 and "realm:damaged" in ready.text, ready.text
+
+
+def test_an_import_names_the_unserved_realm_whose_register_it_cannot_read(tmp_path: Path) -> None:
+    """The import's erasure check reads every realm held; one it cannot read refuses the import whole, and the
+    refusal says which realm and why it was read, not that other realms are served."""
+    from meta_memory.agent_memory.hashing import erasure_hashes
+    from meta_memory.agent_memory.import_plan import installation_erasures
+    from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+    from meta_memory.errors import AgentMemoryError
+
+    with SqliteAgentMemoryStore(tmp_path / "am") as every:
+        record_writes.remember(every, "default", IDENT, "Kept", "kept passport")
+    (tmp_path / "am" / "damaged.sqlite3").write_bytes(b"this is not a database file " * 200)
+    with SqliteAgentMemoryStore(tmp_path / "am", realms=("default",)) as store:
+        with pytest.raises(AgentMemoryError) as info:
+            installation_erasures(store, "default", ["mem-x"], erasure_hashes("T", "b"))
+    assert info.value.reason == "corrupt"
+    assert "realm 'damaged' cannot be read" in info.value.message and "Nothing was imported" in info.value.message
+    assert "other realms are served" not in info.value.message
+
+
 def json_text(value: Any) -> str:
     import json
 

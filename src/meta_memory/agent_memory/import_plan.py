@@ -162,11 +162,22 @@ def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[s
                           hashes: Collection[str]) -> list[tuple[str, Erasure]]:
     """``(realm, row)`` of every erasure-register row of every realm of the installation (``realm`` first)
     naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes: ``erasure_hashes``): one snapshot and a
-    few ``IN`` lookups per realm."""
+    few ``IN`` lookups per realm. Raises ``AgentMemoryError`` (reason ``corrupt``) when another realm's
+    database cannot be read, served or not: the import is refused whole, since content erased there could
+    not be told apart; the message names that realm and why every register is read."""
     rows: list[tuple[str, Erasure]] = []
     for name in dict.fromkeys([realm, *store.held_realms()]):
-        with store.snapshot(name) as tx:
-            rows += [(name, row) for row in tx.erased(ids, hashes)]
+        try:
+            with store.snapshot(name) as tx:
+                rows += [(name, row) for row in tx.erased(ids, hashes)]
+        except AgentMemoryError as exc:
+            if exc.reason != "corrupt" or name == realm:
+                raise
+            raise AgentMemoryError(
+                "corrupt", f"the import reads the erasure register of every realm the state holds, so that content "
+                f"erased anywhere is never imported again, and realm '{name}' cannot be read: its database is damaged "
+                "or not a SQLite database. Nothing was imported. Run `meta-memory doctor --state-dir <state dir>`, "
+                "then restore that file from a backup or move it out of the state directory") from exc
     return rows
 
 

@@ -1523,8 +1523,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
     # ================================================================ readiness
 
     def realm_files(self) -> dict[str, Path]:
-        """``{realm: database file}`` of every realm with a database (what the integrity check reads)."""
-        return self.paths.realm_files()
+        """``{realm: database file}`` of every realm served (:meth:`list_realms`: the allow-list's, all without
+        one) with a database: what readiness and the integrity check read. A realm outside ``[agent_memory]
+        realms`` is no part of this gateway's readiness (a damaged one must not take a serving gateway out)."""
+        files = self.paths.realm_files()
+        if self.allowed_realms is None:
+            return files
+        return {realm: path for realm, path in files.items() if realm in self.allowed_realms}
 
     def readiness_problems(self) -> dict[str, str]:
         """See :meth:`AgentMemoryStore.readiness_problems`: each realm database's header and schema page
