@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from meta_memory.access.config import parse_access_section
 from meta_memory.access.policy import AccessPolicy
-from meta_memory.access.principal import ANONYMOUS
+from meta_memory.access.principal import ANONYMOUS, Principal
+from meta_memory.access.resources import Resources
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import InjectionRow
@@ -41,13 +42,24 @@ def _open(root: Path) -> SqliteAgentMemoryStore:
     return SqliteAgentMemoryStore(root, import_markdown=False, gate=PoisonGate())
 
 
+def _viewer() -> Visibility:
+    """A caller who may read and view one identity's records in two realms, and review no quarantine."""
+    rules = [{"action": action, "who": {"principal": "alice"}, "on": {"realm": realm, "identity": WHO}}
+             for action in ("agent.memory.read", "agent.view") for realm in ("r0", "r1")]
+    policy = AccessPolicy(parse_access_section({"enabled": True, "grants": rules}), "r0")
+    return Visibility(policy, Principal("alice"), Resources(default_realm="r0"))
+
+
 def _answers(panel: SqlitePanelStore) -> list[Any]:
-    """Every read of every realm, as a caller without access control sees it."""
-    service = PanelService(panel, Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS))
-    return [service.records(realm=None, scope_kind=None, scope_key=None, status=None, limit=50, cursor=None,
-                            terms=()),
-            service.overview(realm=None), service.quarantine(realm=None, limit=50),
-            service.dreams(realm=None, limit=20), service.injections(realm=None, limit=50)]
+    """Every read of every realm, as a caller without access control sees it, then as a restricted one."""
+    out: list[Any] = []
+    for visibility in (Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS), _viewer()):
+        service = PanelService(panel, visibility)
+        out += [service.records(realm=None, scope_kind=None, scope_key=None, status=None, limit=50, cursor=None,
+                                terms=()),
+                service.overview(realm=None), service.quarantine(realm=None, limit=50),
+                service.dreams(realm=None, limit=20), service.injections(realm=None, limit=50)]
+    return out
 
 
 def _settle(root: Path, since_ns: int) -> None:
