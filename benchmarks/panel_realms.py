@@ -27,7 +27,8 @@ all five): the store is closed and opened again, as a gateway's restart does, an
 before they were kept across restarts) and ``kept`` (the summaries the previous store kept, from
 ``panel-summaries.json`` beside the realms' folder, used for the realms whose files did not change). Prints, per
 read and mode, the median ``<read>_<mode>_first_s`` (wall) and ``<read>_<mode>_first_cpu_s`` (thread CPU),
-and ``load_s``, the median time to read the kept summaries' file (at the store's construction, at start).
+``load_s`` and ``save_s``, the median times to read the kept summaries' file (at the store's construction, at
+start) and to write it (at the close, at stop), and ``file_bytes``, its size.
 
 Each realm count has a store of its own (``DIR/<count>``). With ``--root`` the realms written stay in ``DIR``,
 and a later run on it writes only the realms missing (so runs of two versions can share them).
@@ -160,6 +161,8 @@ def _measure_restarts(root: Path, n: int, rounds: int, reads: list[str]) -> None
     visibility = Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS)
     calls: dict[str, Callable[[PanelService], Any]] = {"records": lambda s: _listing(s, None), **READS}
 
+    saves: list[float] = []
+
     def once(name: str, summaries: Path | None) -> tuple[float, float, float]:
         store = SqliteAgentMemoryStore(root, import_markdown=False, max_realms=n + 10)
         panel = None
@@ -175,7 +178,10 @@ def _measure_restarts(root: Path, n: int, rounds: int, reads: list[str]) -> None
         finally:
             store.close()
             if panel is not None:
+                w = time.perf_counter()
                 panel.close()  # writes the kept summaries' file (with ``summaries``)
+                if summaries is not None:
+                    saves.append(time.perf_counter() - w)
 
     for name in reads:  # settle: a realm opened the first time after its write may write (planner statistics)
         once(name, None)
@@ -195,7 +201,8 @@ def _measure_restarts(root: Path, n: int, rounds: int, reads: list[str]) -> None
         for mode, runs in got.items():
             figures.append(f"{name}_{mode}_first_s={statistics.median(r[0] for r in runs):.3f} "
                            f"{name}_{mode}_first_cpu_s={statistics.median(r[1] for r in runs):.3f}")
-    print(f"realms={n} load_s={statistics.median(loads):.3f} " + " ".join(figures), flush=True)
+    print(f"realms={n} load_s={statistics.median(loads):.3f} save_s={statistics.median(saves):.3f} "
+          f"file_bytes={kept_file.stat().st_size} " + " ".join(figures), flush=True)
 
 
 def _measure_reads(n: int, pages: int, reads: list[str], service: Callable[[], PanelService]) -> None:
