@@ -21,6 +21,15 @@ them): for each, ``<read>_first_s`` (its first call after the wait, the store's 
 ``<read>_wall_s`` / ``<read>_cpu_s`` (medians of ``--pages`` calls after it). Each call is made by a fresh
 :class:`PanelService` on one :class:`SqlitePanelStore` (as the gateway makes one per call).
 
+``--restart N`` times the first call of each read after a restart instead (``records`` and the ``--reads``, or
+all five): the store is closed and opened again, as a gateway's restart does, and the first call of a fresh
+:class:`SqlitePanelStore` timed, ``N`` rounds alternating ``cold`` (no kept summaries: every realm read, as
+before they were kept across restarts) and ``kept`` (the summaries the previous store kept, from
+``panel-summaries.json`` beside the realms' folder, used for the realms whose files did not change). Prints, per
+read and mode, the median ``<read>_<mode>_first_s`` (wall) and ``<read>_<mode>_first_cpu_s`` (thread CPU),
+``load_s`` and ``save_s``, the median times to read the kept summaries' file (at the store's construction, at
+start) and to write it (at the close, at stop), and ``file_bytes``, its size.
+
 Each realm count has a store of its own (``DIR/<count>``). With ``--root`` the realms written stay in ``DIR``,
 and a later run on it writes only the realms missing (so runs of two versions can share them).
 Prints one ``key=value`` line per figure.
@@ -41,6 +50,7 @@ from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.principal import ANONYMOUS
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.panel import kept_summaries
 from meta_memory.panel.cursor import parse_cursor
 from meta_memory.panel.service import PanelService
 from meta_memory.panel.store import SqlitePanelStore
@@ -87,15 +97,22 @@ READS: dict[str, Callable[[PanelService], Any]] = {
 }
 
 
-def run(root: Path, counts: list[int], pages: int, reads: list[str] | None = None) -> None:
+def run(root: Path, counts: list[int], pages: int, reads: list[str] | None = None, restart: int = 0) -> None:
     for n in counts:
-        _measure(root / str(n), n, pages, reads)
+        _measure(root / str(n), n, pages, reads, restart)
 
 
-def _measure(root: Path, n: int, pages: int, reads: list[str] | None = None) -> None:
-    """Seed ``root`` up to ``n`` realms (those missing), then time the listings (or ``reads``)."""
+def _measure(root: Path, n: int, pages: int, reads: list[str] | None = None, restart: int = 0) -> None:
+    """Seed ``root`` up to ``n`` realms (those missing), then time the listings (or ``reads``, or restarts)."""
     root.mkdir(parents=True, exist_ok=True)
     store = SqliteAgentMemoryStore(root, import_markdown=False, max_realms=n + 10)
+    if restart:
+        try:
+            _seed(store, n)
+        finally:
+            store.close()
+        _measure_restarts(root, n, restart, ["records", *(reads or READS)])
+        return
     try:
         panel = SqlitePanelStore(store)
         visibility = Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS)
@@ -129,6 +146,65 @@ def _measure(root: Path, n: int, pages: int, reads: list[str] | None = None) -> 
         store.close()
 
 
+def _seed(store: SqliteAgentMemoryStore, n: int) -> None:
+    have = set(store.list_realms())
+    started = time.perf_counter()
+    for i in range(n):
+        if f"r{i}" not in have:
+            record_writes.remember(store, f"r{i}", "agent:a", f"Note {i}", f"Realm {i} keeps one note.")
+    print(f"realms={n} seed_s={time.perf_counter() - started:.1f}", flush=True)
+
+
+def _measure_restarts(root: Path, n: int, rounds: int, reads: list[str]) -> None:
+    """Print the first call of each of ``reads`` after a restart, ``cold`` and ``kept`` (see the module doc)."""
+    kept_file = root.parent / f"{root.name}-{kept_summaries.FILE_NAME}"
+    visibility = Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS)
+    calls: dict[str, Callable[[PanelService], Any]] = {"records": lambda s: _listing(s, None), **READS}
+
+    saves: list[float] = []
+
+    def once(name: str, summaries: Path | None) -> tuple[float, float, float]:
+        store = SqliteAgentMemoryStore(root, import_markdown=False, max_realms=n + 10)
+        panel = None
+        try:
+            w = time.perf_counter()
+            panel = SqlitePanelStore(store, summaries_file=summaries)
+            load_s = time.perf_counter() - w
+            w, c = time.perf_counter(), time.thread_time()
+            answer = calls[name](PanelService(panel, visibility))
+            cpu, wall = time.thread_time() - c, time.perf_counter() - w
+            assert len(answer["realms"]) == n, "every realm is served"
+            return wall, cpu, load_s
+        finally:
+            store.close()
+            if panel is not None:
+                w = time.perf_counter()
+                panel.close()  # writes the kept summaries' file (with ``summaries``)
+                if summaries is not None:
+                    saves.append(time.perf_counter() - w)
+
+    for name in reads:  # settle: a realm opened the first time after its write may write (planner statistics)
+        once(name, None)
+    time.sleep(QUIET_S)
+    for name in reads:  # what the files are now is kept and written at the close
+        once(name, kept_file)
+    figures: list[str] = []
+    loads: list[float] = []
+    for name in reads:
+        got: dict[str, list[tuple[float, float]]] = {"cold": [], "kept": []}
+        for _ in range(rounds):
+            for mode in ("cold", "kept"):
+                wall, cpu, load_s = once(name, kept_file if mode == "kept" else None)
+                got[mode].append((wall, cpu))
+                if mode == "kept":
+                    loads.append(load_s)
+        for mode, runs in got.items():
+            figures.append(f"{name}_{mode}_first_s={statistics.median(r[0] for r in runs):.3f} "
+                           f"{name}_{mode}_first_cpu_s={statistics.median(r[1] for r in runs):.3f}")
+    print(f"realms={n} load_s={statistics.median(loads):.3f} save_s={statistics.median(saves):.3f} "
+          f"file_bytes={kept_file.stat().st_size} " + " ".join(figures), flush=True)
+
+
 def _measure_reads(n: int, pages: int, reads: list[str], service: Callable[[], PanelService]) -> None:
     """Print ``<read>_first_s``, ``<read>_wall_s`` and ``<read>_cpu_s`` of each read in ``reads``."""
     figures: list[str] = []
@@ -150,6 +226,8 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=None, help="keep the realms in this directory")
     parser.add_argument("--reads", default=None,
                         help="time these other reads instead (comma-separated: " + ",".join(READS) + ")")
+    parser.add_argument("--restart", type=int, default=0, metavar="N",
+                        help="time the first call of each read after a restart, N rounds of cold and kept")
     args = parser.parse_args()
     counts = sorted(int(x) for x in args.realms.split(","))
     reads = None if args.reads is None else [x.strip() for x in args.reads.split(",") if x.strip()]
@@ -157,10 +235,10 @@ def main() -> None:
         parser.error(f"--reads takes some of: {', '.join(READS)}")
     if args.root is not None:
         args.root.mkdir(parents=True, exist_ok=True)
-        run(args.root, counts, args.pages, reads)
+        run(args.root, counts, args.pages, reads, args.restart)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        run(Path(tmp), counts, args.pages, reads)
+        run(Path(tmp), counts, args.pages, reads, args.restart)
 
 
 if __name__ == "__main__":

@@ -222,6 +222,11 @@ def build_features(ctx: FeatureContext) -> Features:
     host = HostService(cfg, firewall, injection, tool, store)
     agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
 
+    # the console's kept realm summaries are written after the store closes (closers run in order)
+    panel_store = bundled_panel_store(store, summaries_dir=None if ctx.read_only else root)
+    panel_close = getattr(panel_store, "close", None)
+    if callable(panel_close):
+        ctx.add_closer(panel_close)
     review = ReviewService(store, ctx.clock, events=ctx.events, ledger=ctx.ledger, steward_config=cfg.steward)
     if ctx.start_background:
         review.start_schedule()
@@ -229,7 +234,7 @@ def build_features(ctx: FeatureContext) -> Features:
     return Features(agent_memory=agent_memory, review=review,
                     retention=_retention(ctx, cfg, store, session_state.forget_records),
                     expiry=_expiry(ctx, cfg, store),
-                    memory_panel_store=bundled_panel_store(store))
+                    memory_panel_store=panel_store)
 
 
 def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore,
@@ -265,16 +270,18 @@ def _expiry(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore
     return sweep
 
 
-def bundled_panel_store(store: AgentMemoryStore) -> MemoryPanelStore | None:
+def bundled_panel_store(store: AgentMemoryStore, summaries_dir: Path | None = None) -> MemoryPanelStore | None:
     """The bundled stores serve the console Memory panel (seed: Console Memory panel):
-    SQLite through :class:`~meta_memory.panel.store.SqlitePanelStore`, PostgreSQL through
-    :class:`~meta_memory.panel.store.PostgresPanelStore`. Other backends leave the panel
+    SQLite through :class:`~meta_memory.panel.store.SqlitePanelStore` (with ``summaries_dir``, the state
+    directory, keeping its per-realm summaries across restarts in ``panel-summaries.json`` there),
+    PostgreSQL through :class:`~meta_memory.panel.store.PostgresPanelStore`. Other backends leave the panel
     methods unadvertised (``None``) until an embedder calls ``runtime.set_memory_panel_store(store)``."""
     from .agent_memory.store.sqlite import SqliteAgentMemoryStore
+    from .panel.kept_summaries import FILE_NAME
     from .panel.store import PostgresPanelStore, SqlitePanelStore
 
     if isinstance(store, SqliteAgentMemoryStore):
-        return SqlitePanelStore(store)
+        return SqlitePanelStore(store, summaries_file=summaries_dir / FILE_NAME if summaries_dir is not None else None)
     try:
         from .agent_memory.store.postgres import PostgresAgentMemoryStore
     except ImportError:  # pragma: no cover - psycopg is optional

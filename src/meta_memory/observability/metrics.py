@@ -26,7 +26,10 @@ component's memory and its configured bound: ``recall_index``, ``sqlite``, ``vie
 :mod:`meta_memory.memory_report`), ``meta_memory_ledger_assertions``,
 ``meta_memory_ledger_evictions_total``, ``meta_memory_ledger_file_bytes``,
 ``meta_memory_event_subscribers``, ``meta_memory_upkeep_pending_realms``,
-``meta_memory_telemetry_rows_dropped_total``, and ``meta_memory_recall_degraded_total{reason}``:
+``meta_memory_telemetry_rows_dropped_total``, ``meta_memory_panel_realm_reads_total`` (per-realm summaries
+the console's reads of every realm read from a realm's files) and ``meta_memory_panel_realms_restored_total``
+(realms whose summaries were taken from the previous start's, their files unchanged), and
+``meta_memory_recall_degraded_total{reason}``:
 recalls (explicit and for injection) answered with less than the full ranking, per ``degraded_reason``
 — under hybrid recall, those the hybrid provider answered with the lexical ranking alone
 (:data:`~meta_memory.recall.provider.DEGRADED_REASONS`), and the candidate rankings the store could not
@@ -323,6 +326,14 @@ class _ScrapeCollector(Collector):
         yield _counter("meta_memory_telemetry_rows_dropped",
                        "Usage marks and injection-ledger rows dropped (telemetry only; never a record).",
                        store.telemetry_stats()["dropped"])
+        reads = getattr(runtime.memory_panel_store, "realm_reads", None)
+        if isinstance(reads, dict):
+            yield _counter("meta_memory_panel_realm_reads",
+                           "Per-realm summaries the console's reads of every realm read from a realm's files.",
+                           reads["read"])
+            yield _counter("meta_memory_panel_realms_restored",
+                           "Realms whose console summaries were taken from the previous start's (files unchanged).",
+                           reads["restored"])
         yield from _memory_gauges(runtime.memory_report())
         degradations = getattr(feature.service.provider, "degradations", None)
         counts = dict(store.ranking_stats())

@@ -10,19 +10,26 @@ last written at least :data:`QUIET_NS` before the summary was read. A later writ
 another, then moves their modification time past the kept one, however coarse the file system's clock, so
 a kept summary is never trusted across a write. A realm without a database file (or whose name gives no
 file) is never kept: it is read on every call.
+
+Across a restart (:mod:`meta_memory.panel.kept_summaries`): summaries a previous process kept are
+:meth:`RealmMemo.restore`-d with the :class:`DurableSignature` of the files they were read from, and each
+is used only when the realm's files have exactly that signature when it is first asked for (their change
+time and device too, which no write, copy or restore leaves as they were); any other is dropped unread.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..storage.integrity import FileSignature, signature
 
-__all__ = ["QUIET_NS", "RealmMemo", "quiet_since"]
+__all__ = ["QUIET_NS", "DurableSignature", "RealmMemo", "durable_signature", "quiet_since"]
 
 #: A summary is kept only when the realm's files were last written at least this long before it was read
 #: (ns): see the module docstring.
@@ -36,6 +43,42 @@ def quiet_since(sig: FileSignature, at_ns: int) -> bool:
     return sig.db[1] <= at_ns and (sig.wal is None or sig.wal[1] <= at_ns)
 
 
+#: One file's ``(size, modification time ns, inode, change time ns, device)``.
+FileStat = tuple[int, int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class DurableSignature:
+    """A :class:`FileSignature` that also proves "unchanged" across a restart: each file's change time
+    (which no process can set back: a copy or restore that keeps the modification time gets a new one) and
+    device besides size, modification time and inode."""
+
+    db: FileStat
+    wal: FileStat | None  # None: no -wal, or an empty one
+
+    def file_signature(self) -> FileSignature:
+        """The in-process :class:`FileSignature` of the same files."""
+        return FileSignature(self.db[:3], self.wal[:3] if self.wal is not None else None)
+
+
+def _durable_stat(name: str) -> FileStat | None:
+    try:
+        st = os.stat(name)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev
+
+
+def durable_signature(path: Path) -> DurableSignature | None:
+    """The :class:`DurableSignature` of database ``path`` (``None`` when it does not exist)."""
+    name = os.fspath(path)
+    db = _durable_stat(name)
+    if db is None:
+        return None
+    wal = _durable_stat(name + "-wal")
+    return DurableSignature(db, wal if wal is not None and wal[0] > 0 else None)
+
+
 class RealmMemo:
     """Per-realm summaries, each under a hashable ``key``, kept with the realm's file signature.
 
@@ -47,6 +90,8 @@ class RealmMemo:
 
     :meth:`read` answers a kept summary while the realm's files keep their signature; a realm whose files
     changed loses every summary kept of it. Thread-safe; a summary is computed outside the lock.
+    ``loads`` counts the summaries read from a realm's files (``load`` called), ``restored`` the realms
+    whose summaries of a previous process were used.
     """
 
     def __init__(self, path_of: Callable[[str], Path | None],
@@ -54,7 +99,48 @@ class RealmMemo:
         self._path_of = path_of
         self._unsettled = unsettled
         self._kept: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
+        self._stored: dict[str, tuple[DurableSignature, dict[Hashable, Any]]] = {}
         self._lock = threading.Lock()
+        self.loads = 0
+        self.restored = 0
+
+    def restore(self, entries: Mapping[str, tuple[DurableSignature, Mapping[Hashable, Any]]]) -> None:
+        """Take summaries a previous process kept, each realm's with the signature of the files they were
+        read from: a realm's are used at its first :meth:`read` if its files have exactly that signature
+        then, else dropped (nothing kept of the realm in this process is replaced)."""
+        with self._lock:
+            for realm, (sig, summaries) in entries.items():
+                if realm not in self._kept:
+                    self._stored[realm] = (sig, dict(summaries))
+
+    def entries(self) -> dict[str, tuple[DurableSignature, dict[Hashable, Any]]]:
+        """What a later process may :meth:`restore`: each realm's summaries (kept, or restored and not yet
+        asked for) whose files still have the signature they were read under (one ``stat`` per realm)."""
+        with self._lock:
+            kept = {realm: (sig, dict(summaries)) for realm, (sig, summaries) in self._kept.items()}
+            stored = dict(self._stored)
+        out: dict[str, tuple[DurableSignature, dict[Hashable, Any]]] = {}
+        for realm, (sig, summaries) in kept.items():
+            path = None if self._unsettled(realm) else self._path_of(realm)
+            now = durable_signature(path) if path is not None else None
+            if now is not None and now.file_signature() == sig and summaries:
+                out[realm] = (now, summaries)
+        for realm, (durable, summaries) in stored.items():
+            path = self._path_of(realm) if realm not in out else None
+            if path is not None and durable_signature(path) == durable:
+                out[realm] = (durable, summaries)
+        return out
+
+    def _adopt(self, realm: str, path: Path, before: FileSignature) -> None:
+        """Use what a previous process kept of ``realm`` when its files are exactly as they were then."""
+        with self._lock:
+            stored = self._stored.pop(realm, None)
+        if stored is None or stored[0] != durable_signature(path) or stored[0].file_signature() != before:
+            return
+        with self._lock:
+            if realm not in self._kept:
+                self._kept[realm] = (before, stored[1])
+                self.restored += 1
 
     def read(self, realm: str, key: Hashable, load: Callable[[], T], keep: Callable[[T], bool] | None = None,
              fresh: Callable[[T], bool] | None = None) -> T:
@@ -66,6 +152,8 @@ class RealmMemo:
         ``load`` raises is raised, and nothing is kept."""
         path = None if self._unsettled(realm) else self._path_of(realm)
         before = signature(path) if path is not None else None
+        if self._stored and path is not None and before is not None and realm in self._stored:
+            self._adopt(realm, path, before)
         with self._lock:
             known = self._kept.get(realm)
             if before is None or (known is not None and known[0] != before):
@@ -73,6 +161,8 @@ class RealmMemo:
             elif known is not None and key in known[1] and (fresh is None or fresh(known[1][key])):
                 return known[1][key]  # type: ignore[no-any-return]
         now_ns = time.time_ns()
+        with self._lock:
+            self.loads += 1
         value = load()
         if before is not None and quiet_since(before, now_ns - QUIET_NS) and (keep is None or keep(value)):
             with self._lock:

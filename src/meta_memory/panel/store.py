@@ -52,6 +52,7 @@ from ..agent_memory.store.tables import (
 from ..errors import AgentMemoryError
 from ..limits import RETENTION_FLOOR_BYTES, RETENTION_FLOOR_RECORDS
 from ..storage.layout import RealmPathError
+from . import kept_summaries
 from .cursor import Cursor
 from .paging import RealmHead, SourcePage
 from .realm_memo import RealmMemo
@@ -552,12 +553,39 @@ class SqlitePanelStore(SqlPanelStore):
     queue's :meth:`quarantine_head`, the newest row of a listing (:meth:`newest`), and the answers of
     :meth:`scope_overview`, :meth:`realm_scopes`, :meth:`holds_quarantine_evidence` and a
     :meth:`realm_problem` that found none. So a read of every realm costs a ``stat`` of each idle realm.
+
+    With ``summaries_file`` (``<state>/panel-summaries.json``, :mod:`meta_memory.panel.kept_summaries`), what
+    a previous process kept of the served realms is read from it at construction (the file is then removed)
+    and used for each realm whose files have not changed since; :meth:`close` writes what this process keeps
+    there. So the first read of every realm after a restart, too, opens only the realms written meanwhile.
     """
 
-    def __init__(self, store: SqliteAgentMemoryStore, floors: StoreFloors | None = None) -> None:
+    def __init__(self, store: SqliteAgentMemoryStore, floors: StoreFloors | None = None, *,
+                 summaries_file: Path | None = None) -> None:
         super().__init__(store, floors)
         self._sqlite = store
         self._memo = RealmMemo(self._db_path, store.telemetry_queued)
+        self._summaries_file = summaries_file
+        if summaries_file is not None:
+            self._memo.restore(kept_summaries.load(summaries_file, store.paths.root, frozenset(NEWEST_LISTINGS),
+                                                   self._served))
+
+    def _served(self, realm: str) -> bool:
+        allowed = self._sqlite.allowed_realms
+        return (allowed is None or realm in allowed) and self._db_path(realm) is not None
+
+    @property
+    def realm_reads(self) -> dict[str, int]:
+        """``{"read": n, "restored": m}``: the per-realm summaries read from a realm's files since start, and
+        the realms whose summaries were taken from the previous process's (their files unchanged)."""
+        return {"read": self._memo.loads, "restored": self._memo.restored}
+
+    def close(self) -> None:
+        """Write what is kept of the served realms to ``summaries_file`` (when given) for the next start."""
+        if self._summaries_file is not None:
+            entries = {r: e for r, e in self._memo.entries().items() if self._served(r)}
+            if entries:  # a process that read no realm for the panel leaves no file
+                kept_summaries.save(self._summaries_file, self._sqlite.paths.root, entries)
 
     def _db_path(self, realm: str) -> Path | None:
         try:

@@ -11,6 +11,7 @@ Layout of ``<state>``::
     session-state.db                session taint, reset marks, injection budgets, nonces (SQLite, WAL)
     events.sqlite3                  the timeline (SQLite, WAL)
     events.outbox                   timeline events published since the last drain into it (JSON lines)
+    panel-summaries.json            the console's per-realm summaries, written at stop, read and removed at start
     agent-memory/                   agent-memory root (legacy spelling: agent-memory-sqlite/)
         <encode(realm)>.sqlite3     one SQLite database per realm (WAL)
         <encode(realm)>/<encode(identity)>.md   legacy markdown, import-only
