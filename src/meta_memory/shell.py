@@ -75,17 +75,18 @@ def realm_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 def token_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Click callback of every ``--token`` (and ``META_MEMORY_TOKEN``): ``None`` or an empty value is no
-    token; a token holding whitespace (at either end, or inside) is a usage error (exit 2) naming where it
-    came from. A token is sent as given, never trimmed: no configured token holds whitespace, so a padded
+    token; a token holding whitespace (at either end, or inside) or a character a header cannot carry is a
+    usage error (exit 2) naming where it came from (:func:`meta_memory.sdk.transport.check_token`). A token is sent as given, never trimmed: no configured token holds whitespace, so a padded
     one is a copy mistake to report, not to guess at."""
-    if value is None or value == "":
-        return None
-    if any(ch.isspace() for ch in value):
+    from .errors import ConfigError
+    from .sdk.transport import check_token
+
+    try:
+        return check_token(value)
+    except ConfigError as exc:
         source = ctx.get_parameter_source(param.name) if param.name else None
         where = "META_MEMORY_TOKEN" if source is click.core.ParameterSource.ENVIRONMENT else "the token given"
-        raise click.BadParameter(f"a bearer token must not contain whitespace, at either end or inside ({where} "
-                                 "does; a token is sent as given, never trimmed)")
-    return value
+        raise click.BadParameter(f"{where}: {exc}") from None
 
 
 def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..access.principal import Principal
     from ..server.gateway import Gateway
 
-__all__ = ["GatewayUnreachable", "NotAGateway", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
+__all__ = ["GatewayUnreachable", "NotAGateway", "check_token", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
 
 
 class Transport(Protocol):
@@ -184,8 +184,29 @@ def encode_request(method: str, params: dict[str, Any] | None, request_id: int) 
 _JSON_HEADERS = {"Content-Type": "application/json"}
 
 
+def check_token(token: str | None) -> str | None:
+    """``token`` when it can be sent as ``Authorization: Bearer <token>``; ``None`` or ``""`` is no token.
+
+    Raises :class:`~meta_memory.errors.ConfigError` before anything is sent, never repeating the token, for a
+    value that is not a string, that holds whitespace at either end or inside (a copied newline, a stray
+    space: no configured token holds any, and a token is sent as given, never trimmed), or that holds a
+    character a header cannot carry (a control character, anything outside printable ASCII). Every client
+    of a gateway (SDK, shell commands, ``mcp``) checks its token here."""
+    if token is None or token == "":
+        return None
+    if not isinstance(token, str):
+        raise ConfigError(f"a bearer token must be a string, not {type(token).__name__}")
+    if any(ch.isspace() for ch in token):
+        raise ConfigError("a bearer token must not contain whitespace, at either end or inside (a token is sent "
+                          "as given, never trimmed)")
+    if not (token.isascii() and token.isprintable()):
+        raise ConfigError("a bearer token must be printable ASCII (an HTTP header carries no other character)")
+    return token
+
+
 def _bearer(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    checked = check_token(token)
+    return {"Authorization": f"Bearer {checked}"} if checked else {}
 
 
 class _HttpCalls:
