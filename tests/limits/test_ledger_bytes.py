@@ -55,6 +55,22 @@ def test_conflicts_that_cannot_fit_are_refused_and_change_nothing(gateway_factor
     assert gw.result("meta/memory/index", {"entity": "e", "topic": "t", "fact": "small fact"})["assertion_id"]
 
 
+def test_a_conflict_signal_makes_room_by_evicting_old_assertions(gateway_factory: Any, tmp_path: Path) -> None:
+    """A conflict-only write is held to the bound as a fact is: old assertions go first, the file stays under
+    ``max_state_bytes`` (it grew past it until the next fact)."""
+    gw = _ledger_gateway(gateway_factory, tmp_path)
+    ids = [gw.result("meta/memory/index", {"entity": "e", "topic": f"t{i}", "fact": f"{i} {FACT}"})["assertion_id"]
+           for i in range(16)]
+    for i in range(8):
+        gw.result("meta/memory/index", {"entity": f"c{i}", "topic": "t", "conflict": True,
+                                        "conflict_reason": f"{i} {FACT}"})
+        assert _state_file(gw).stat().st_size <= LIMIT + 4096, i
+    state = gw.result("meta/memory/query", {})
+    kept = [a["assertion_id"] for a in state["assertions"]]
+    assert len(state["conflicts"]) == 8 and 0 < len(kept) < 16 and kept == ids[-len(kept):]
+    assert gw.result("meta/status", {})["ledger"]["evicted"] == 16 - len(kept)
+
+
 def test_config_key() -> None:
     assert parse_memory_section({"kind": "local_json"}).max_state_bytes == DEFAULT_MAX_STATE_BYTES
     assert parse_memory_section({"kind": "local_json", "max_state_bytes": LIMIT}).max_state_bytes == LIMIT

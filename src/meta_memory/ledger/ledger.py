@@ -228,7 +228,8 @@ class AssertionLedger:
         With a ``fact``: appends ``memory-assert-NNNNNN`` (``indexed_at_ms`` = now)
         and evicts the oldest beyond 4,096, or while the serialised assertions and
         conflict signals together exceed ``max_state_bytes`` (``[memory] max_state_bytes``,
-        default 64 MiB). With ``conflict=true``: upserts the signal for
+        default 64 MiB; a conflict-only write evicts old assertions the same way, down to none).
+        With ``conflict=true``: upserts the signal for
         ``(entity, topic, store)`` (reason, ``updated_at_ms`` = now). Both when both are given.
         Conflict signals are never evicted: a write whose conflict signal, or whose
         assertion beside the conflict signals, cannot fit in ``max_state_bytes`` is refused
@@ -296,12 +297,14 @@ class AssertionLedger:
                 self._fragments.append(new_assertion[1])
                 self._assertion_bytes += new_bytes
                 self._section_append(new_assertion[1])
-                while len(self._assertions) > persistence.MAX_RETAINED or (
-                    self._assertion_bytes + conflict_bytes > self.max_state_bytes and len(self._assertions) > 1
-                ):
-                    evicted.append((self._assertions.popleft(), self._fragments.popleft()))
-                    self._assertion_bytes -= len(evicted[-1][1])
-                    self._section_drop_front(len(evicted[-1][1]))
+            # older assertions make room for the new one and for a new or larger conflict signal alike
+            kept = 1 if new_assertion is not None else 0
+            while len(self._assertions) > persistence.MAX_RETAINED or (
+                self._assertion_bytes + conflict_bytes > self.max_state_bytes and len(self._assertions) > kept
+            ):
+                evicted.append((self._assertions.popleft(), self._fragments.popleft()))
+                self._assertion_bytes -= len(evicted[-1][1])
+                self._section_drop_front(len(evicted[-1][1]))
             if new_conflict is not None:
                 self._conflicts[key] = new_conflict
                 self._conflict_bytes = conflict_bytes
@@ -314,9 +317,9 @@ class AssertionLedger:
                 if new_assertion is not None:
                     self._assertions.pop()
                     self._fragments.pop()
-                    for assertion, fragment in reversed(evicted):
-                        self._assertions.appendleft(assertion)
-                        self._fragments.appendleft(fragment)
+                for assertion, fragment in reversed(evicted):
+                    self._assertions.appendleft(assertion)
+                    self._fragments.appendleft(fragment)
                 self._sequence = previous_sequence
                 self._assertion_bytes, self._conflict_bytes = previous_bytes
                 if new_conflict is not None:
