@@ -429,19 +429,20 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
 
         from .errors import MetaError
         from .sdk import Meta
-        from .sdk.transport import GatewayUnreachable, NotAGateway
-        from .shell import NO_GATEWAY_HINT
+        from .sdk.transport import GatewayUnreachable
+        from .shell import token_hint, unreachable
 
         handle = Meta.connect(url, token=token)
         refused: str | None = None
         try:
             serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None, session_taint, realm))
         except MetaError as exc:  # the gateway refused the bridge's first call (e.g. no or a wrong token)
-            refused = f"the gateway at {url} refused the bridge: {exc.message}"
-        except (GatewayUnreachable, httpx.HTTPError) as exc:  # nothing listens there (yet)
-            refused = str(exc) if isinstance(exc, GatewayUnreachable) else f"cannot reach the gateway at {url}: {exc}"
-            if not isinstance(exc, NotAGateway) and not getattr(exc, "maybe_tls", False):
-                refused += f"; {NO_GATEWAY_HINT}"
+            hint = token_hint(exc, token)
+            refused = f"the gateway at {url} refused the bridge: {exc.message}" + (f"; {hint}" if hint else "")
+        except GatewayUnreachable as exc:  # nothing listens there (yet)
+            refused = unreachable(exc)
+        except httpx.HTTPError as exc:
+            refused = unreachable(GatewayUnreachable(url, exc))
         finally:
             handle.close()
         if refused is not None:

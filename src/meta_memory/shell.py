@@ -51,6 +51,28 @@ NO_GATEWAY_HINT = ("start one with `meta-memory serve` (or name another with --u
                    "work on a state directory without a gateway")
 
 
+def unreachable(exc: Exception) -> str:
+    """What a command says when the gateway at its ``--url`` could not be reached (a
+    :class:`~meta_memory.sdk.transport.GatewayUnreachable`): its message, with :data:`NO_GATEWAY_HINT` unless
+    something answered there (not a gateway, or the message already says what to do)."""
+    from .sdk.transport import GatewayUnreachable, NotAGateway
+
+    said = str(exc)
+    if isinstance(exc, GatewayUnreachable) and not isinstance(exc, NotAGateway) and not exc.explained:
+        said += f"; {NO_GATEWAY_HINT}"
+    return said
+
+
+def token_hint(exc: Exception, token: str | None) -> str | None:
+    """The line a command adds when a gateway refused a call that carried no bearer token, else ``None``."""
+    from .errors import MetaError
+
+    if token is None and isinstance(exc, MetaError) and exc.kind == "access_denied":
+        return ("no bearer token was sent: pass --token TOKEN or set META_MEMORY_TOKEN (a gateway with [access] "
+                "configured refuses a call without one)")
+    return None
+
+
 def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Click callback of every ``--url``: a URL that cannot name a gateway is a usage error (exit 2)."""
     from .errors import ConfigError
@@ -71,6 +93,12 @@ def realm_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
         "--realm", default=None,
         help=f"{what} (default: the [agent_memory] realm the gateway is configured with; with --state-dir, "
              'that of --config; "default" when none is set).')
+
+
+def no_state_dir(state_dir: Path) -> str:
+    """The refusal of a command reading a state directory that does not exist (none creates it to read it)."""
+    return (f"no state directory at {state_dir.resolve()} (check --state-dir; `meta-memory remember` or "
+            "`meta-memory serve` creates one)")
 
 
 def token_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -126,8 +154,7 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
     if state_dir is None and config_path is not None:
         raise click.UsageError("--config applies to embedded mode (--state-dir) only")
     if state_dir is not None and not creates and not state_dir.is_dir():
-        raise StartupError(f"no state directory at {state_dir.resolve()} (check --state-dir; "
-                           "`meta-memory remember` or `meta-memory serve` creates one)")
+        raise StartupError(no_state_dir(state_dir))
     if state_dir is not None:
         from .cli import build_runtime
         from .server.gateway import Gateway
@@ -151,7 +178,7 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
     that may start a missing ``--state-dir``."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
-    from .sdk.transport import GatewayUnreachable, NotAGateway
+    from .sdk.transport import GatewayUnreachable
 
     try:
         with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"], creates=creates) as handle:
@@ -162,16 +189,13 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
                    err=True)
         for note in getattr(exc, "__notes__", ()):  # what the command adds to the gateway's answer
             click.echo(one_line(f"meta-memory: {note}"), err=True)
-        if exc.kind == "access_denied" and ctx["state_dir"] is None and ctx["token"] is None:
-            click.echo("meta-memory: no bearer token was sent: pass --token TOKEN or set META_MEMORY_TOKEN "
-                       "(a gateway with [access] configured refuses a call without one)", err=True)
+        if ctx["state_dir"] is None and (hint := token_hint(exc, ctx["token"])) is not None:
+            click.echo(f"meta-memory: {hint}", err=True)
         if ctx["as_json"]:
             click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
-        said = str(exc)
-        if isinstance(exc, GatewayUnreachable) and not isinstance(exc, NotAGateway) and not exc.maybe_tls:
-            said += f"; {NO_GATEWAY_HINT}"
+        said = unreachable(exc)
         click.echo(one_line(f"meta-memory: {said}"), err=True)
         if ctx["as_json"]:
             kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"

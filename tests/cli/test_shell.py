@@ -223,6 +223,15 @@ def test_a_query_without_searchable_words_says_so(gateway: Any) -> None:
     assert out.returncode == 0 and "no memory of lead:main matches 'zebra'" in out.stdout
 
 
+@pytest.mark.parametrize("command", [["export", "-o", "out.jsonl"], ["backup", "copy"]])
+def test_export_and_backup_of_a_state_dir_that_does_not_exist_say_to_check_it(tmp_path: Path,
+                                                                              command: list[str]) -> None:
+    typo = tmp_path / "stat"
+    proc = mm(*[str(tmp_path / c) if c in ("out.jsonl", "copy") else c for c in command], "--state-dir", str(typo))
+    assert proc.returncode == 1 and f"no state directory at {typo} (check --state-dir;" in proc.stderr, proc.stderr
+    assert "(pass --state-dir)" not in proc.stderr and not typo.exists()
+
+
 @pytest.mark.parametrize("command", [["recall", "passport"], ["list"], ["forget", "mem-1"],
                                      ["erase", "--all", "--yes"]])
 def test_a_read_on_a_state_dir_that_does_not_exist_is_refused_and_creates_nothing(tmp_path: Path,

@@ -167,6 +167,12 @@ def test_a_refusal_of_a_call_without_a_token_says_how_to_send_one(tmp_path: Path
     other = mm("recall", "x", "--identity", "lead:other", "--url", gw.url, "--token", TOKEN)
     assert other.returncode == 1 and "access_denied" in other.stderr and "no bearer token" not in other.stderr
     assert mm("recall", "x", "--identity", ID, "--url", gw.url, "--token", TOKEN).returncode == 0
+    # the commands of their own (export, backup, the MCP bridge) say the same
+    for command in (["export", "-o", str(tmp_path / "x.jsonl")], ["backup", str(tmp_path / "copy")],
+                    ["mcp", "--identity", ID]):
+        out = mm(*command, "--url", gw.url)
+        said = " ".join(out.stderr.split())
+        assert out.returncode == 1 and "pass --token TOKEN or set META_MEMORY_TOKEN" in said, (command, said)
 
 
 @pytest.mark.parametrize("limit", ["2", "5"])

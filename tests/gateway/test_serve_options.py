@@ -92,6 +92,16 @@ def test_serve_terminates_tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         assert shown.returncode == 1, shown
         assert f"the gateway may be serving HTTPS: try {gw.url}" in shown.stderr, shown.stderr
         assert "meta-memory serve" not in shown.stderr, shown.stderr
+        # a certificate the client does not trust: the hint is SSL_CERT_FILE, not "start a gateway"
+        untrusting = {k: v for k, v in os.environ.items() if k != "SSL_CERT_FILE"}
+        for command in (["list", "--identity", "lead:main"], ["export", "-o", str(tmp_path / "x.jsonl")],
+                        ["backup", str(tmp_path / "copy")]):
+            shown = subprocess.run([sys.executable, "-m", "meta_memory.cli", *command, "--url", gw.url],
+                                   capture_output=True, text=True, timeout=60, env=untrusting)
+            assert shown.returncode == 1, shown
+            said = " ".join(shown.stderr.split())
+            assert "certificate this client does not trust" in said and "SSL_CERT_FILE" in said, said
+            assert "meta-memory serve" not in said, said
     finally:
         gw.stop()
 

@@ -33,7 +33,7 @@ import click
 from click.core import ParameterSource
 
 from ..limits import MAX_TTL_S
-from ..shell import gateway_url_option, realm_option, token_option
+from ..shell import gateway_url_option, no_state_dir, realm_option, token_hint, token_option, unreachable
 from ..terminal import one_line
 
 #: Up to this many noted lines, an import names each; past it, it counts them by reason (``--verbose``: each).
@@ -148,7 +148,7 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
         return
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
     if not state_dir.is_dir():  # an export never creates the state it is asked to read
-        click.echo(f"meta-memory: no state directory at {state_dir.resolve()} (pass --state-dir)", err=True)
+        click.echo(one_line(f"meta-memory: {no_state_dir(state_dir)}"), err=True)
         sys.exit(1)
     runtime = _runtime(state_dir, config_path)
     try:
@@ -212,10 +212,10 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
                     break
                 params = {"export_id": page["export_id"]}
     except MetaError as exc:
-        failed = f"export refused ({exc.kind}): {exc.message}"
+        hint = token_hint(exc, token)
+        failed = f"export refused ({exc.kind}): {exc.message}" + (f"; {hint}" if hint else "")
     except GatewayUnreachable as exc:
-        from ..shell import NO_GATEWAY_HINT
-        failed = f"{exc}; {NO_GATEWAY_HINT}"
+        failed = unreachable(exc)
     finally:
         transport.close()
         if output is not None:

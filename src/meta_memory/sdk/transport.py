@@ -69,10 +69,34 @@ class GatewayUnreachable(ConnectionError):
 
     def __init__(self, url: str, cause: Exception) -> None:
         self.maybe_tls = url.startswith("http://") and isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+        self.untrusted_certificate = url.startswith("https://") and _certificate_refused(cause)
         hint = (f"; the gateway may be serving HTTPS: try {'https://' + url.removeprefix('http://')}"
                 if self.maybe_tls else "")
+        if self.untrusted_certificate:
+            hint = ("; something answers there with a TLS certificate this client does not trust: for a gateway "
+                    "serving a self-signed or private-CA certificate, set SSL_CERT_FILE to that CA's PEM file")
         super().__init__(f"cannot reach the meta-memory gateway at {url}: {cause}{hint}")
         self.url = url
+
+    @property
+    def explained(self) -> bool:
+        """Whether the message already says what to do (an HTTPS gateway asked over HTTP, a certificate not
+        trusted), so "nothing listens there" hints do not apply."""
+        return self.maybe_tls or self.untrusted_certificate
+
+
+def _certificate_refused(cause: BaseException) -> bool:
+    """Whether ``cause`` (an httpx error) comes from a TLS certificate the client refused to verify."""
+    import ssl
+
+    seen: BaseException | None = cause
+    for _ in range(8):  # the chain httpx -> httpcore -> ssl is short
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class NotAGateway(GatewayUnreachable):

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..shell import gateway_url_option, token_option
+from ..shell import gateway_url_option, no_state_dir, token_hint, token_option, unreachable
 
 __all__ = ["backup_command", "register"]
 
@@ -82,10 +82,10 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
         result: dict[str, Any] = transport.call("meta/storage/backup", {"dest": str(dest)})
         return result
     except MetaError as exc:
-        _fail(f"backup refused ({exc.kind}): {exc.message}")
+        hint = token_hint(exc, token)
+        _fail(f"backup refused ({exc.kind}): {exc.message}" + (f"; {hint}" if hint else ""))
     except GatewayUnreachable as exc:
-        from ..shell import NO_GATEWAY_HINT
-        _fail(f"{exc}; {NO_GATEWAY_HINT}")
+        _fail(unreachable(exc))
     finally:
         transport.close()
     raise AssertionError("unreachable")  # pragma: no cover
@@ -96,7 +96,7 @@ def _local(state_dir: Path, config_path: Path | None, dest: Path) -> dict[str, A
     from ..errors import MetaError, StartupError, ValueRuleBroken
 
     if not state_dir.is_dir():  # a backup never creates the state it is asked to copy
-        _fail(f"no state directory at {state_dir.resolve()} (pass --state-dir)")
+        _fail(no_state_dir(state_dir))
     try:
         runtime = build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
