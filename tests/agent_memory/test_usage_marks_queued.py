@@ -198,3 +198,16 @@ def test_back_pressure_does_not_wait_for_batches_in_flight() -> None:
         pending.done("a")
         pending._flush = lambda realm: None
         pending.stop()
+
+
+def test_a_metrics_scrape_never_waits_on_a_realm_s_telemetry_writer(tmp_path: Path) -> None:
+    """``/metrics`` reads the dropped-telemetry count as it stands (a scrape must not wait on a realm's writer,
+    up to the land bound); ``meta/status`` still writes the queue first."""
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        store = h.runtime.agent_memory.store
+        flushes: list[bool] = []
+        store._pending.flush_all = lambda *, landed=True: flushes.append(landed)  # type: ignore[method-assign]
+        assert "meta_memory_telemetry_rows_dropped_total 0.0" in h.runtime.observability.metrics.render().decode()
+        assert flushes == []
+        h.call("meta/status", {})
+        assert flushes == [True]

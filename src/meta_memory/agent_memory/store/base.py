@@ -336,8 +336,11 @@ class AgentMemoryStore(ABC):
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
         """Append injection-ledger rows (no audit, no validation). Best effort, as :meth:`mark_usage`."""
 
-    def telemetry_stats(self) -> dict[str, int]:
-        """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened."""
+    def telemetry_stats(self, *, flush: bool = True) -> dict[str, int]:
+        """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened. With ``flush``
+        (``meta/status``) the queued telemetry is written first, so the count includes every write that failed
+        before the call; without (``/metrics``: a scrape never waits on a realm's writer) it is the count of
+        what has been written or dropped so far."""
         return {"dropped": 0}
 
     def ranking_stats(self) -> dict[str, int]:

@@ -1251,10 +1251,10 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         """One telemetry transaction on realm ``name``, without the realm lock."""
         self._tx(name, fn, lock=False)
 
-    def telemetry_stats(self) -> dict[str, int]:
-        """See :meth:`AgentMemoryStore.telemetry_stats` (the queued telemetry is written first, so the
-        count includes every write that failed)."""
-        self._pending.flush_all()
+    def telemetry_stats(self, *, flush: bool = True) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        if flush:
+            self._pending.flush_all()
         return self.telemetry.stats()
 
     def readiness_problems(self) -> dict[str, str]:

@@ -1578,10 +1578,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                        "statements_limit_bytes": self.max_open_realms * STATEMENT_BYTES_PER_REALM},
         }
 
-    def telemetry_stats(self) -> dict[str, int]:
-        """See :meth:`AgentMemoryStore.telemetry_stats` (the queued telemetry is written first, so the
-        count includes every write that failed)."""
-        self._pending.flush_all()
+    def telemetry_stats(self, *, flush: bool = True) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        if flush:
+            self._pending.flush_all()
         return self.telemetry.stats()
 
     # ================================================================ telemetry writes
