@@ -355,16 +355,22 @@ _INVISIBLE_PLANES = ((0x80, 0x20000), (0xE0000, 0xF0000))
 
 #: Categories removed: format characters, combining marks (and variation selectors), controls.
 _DROPPED = frozenset({"Cf", "Mn", "Me", "Cc"})
-#: ASCII control characters removed (tab, line feed and carriage return stay: they separate words).
-_ASCII_CONTROLS = {cp: None for cp in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]}
+#: Control characters :func:`fold` takes out as the renderers do (:func:`strip_controls`): removed, but those
+#: that separate words (vertical tab, form feed, U+001C-U+001F, U+0085) become a space; tab, line feed and
+#: carriage return stay.
+_ASCII_CONTROLS: dict[int, str | None] = {
+    cp: (" " if chr(cp).isspace() else None) for cp in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, 0x85]
+}
 
 
 @lru_cache(maxsize=1)
 def fold_table() -> dict[int, int | None]:
-    """``str.translate`` table: every ``Cf``/``Mn``/``Me``/``Cc`` code point and invisible filler deleted,
-    every ``Pd`` dash and U+2212 as ``-``."""
+    """``str.translate`` table: every ``Cf``/``Mn``/``Me``/``Cc`` code point past ASCII (but U+0085, which
+    :func:`fold` reads as a space) and invisible filler deleted, every ``Pd`` dash and U+2212 as ``-``."""
     table: dict[int, int | None] = {}
     for cp in range(0x80, sys.maxunicode + 1):
+        if cp == 0x85:  # next line: whitespace, a space to the renderers (fold's last step makes it one)
+            continue
         category = unicodedata.category(chr(cp))
         if category in _DROPPED or cp in INVISIBLE_FILLERS:
             table[cp] = None
@@ -399,7 +405,9 @@ def _strip(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """NFKC, format characters removed, Unicode dashes as ``-`` (ASCII passes through untouched).
+    """NFKC, format characters removed, Unicode dashes as ``-``, control characters as the renderers show
+    them (:func:`strip_controls`: a vertical tab, form feed, separator or next line a space, others removed).
+    Printable ASCII passes through untouched.
 
     The removal runs after NFKC, so a compatibility form that decomposes into a dash is folded too.
     """
