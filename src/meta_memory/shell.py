@@ -103,14 +103,15 @@ def no_state_dir(state_dir: Path) -> str:
 
 def token_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Click callback of every ``--token`` (and ``META_MEMORY_TOKEN``): ``None`` or an empty value is no
-    token; a token holding whitespace (at either end, or inside) or a character a header cannot carry is a
-    usage error (exit 2) naming where it came from (:func:`meta_memory.sdk.transport.check_token`). A token is sent as given, never trimmed: no configured token holds whitespace, so a padded
-    one is a copy mistake to report, not to guess at."""
+    token; a token holding whitespace (at either end, or inside) is a usage error (exit 2) naming where it
+    came from (:func:`meta_memory.sdk.transport.check_token`; one a header cannot carry is refused where
+    one is built, with ``--url``, before anything is sent). A token is sent as given, never trimmed: no
+    configured token holds whitespace, so a padded one is a copy mistake to report, not to guess at."""
     from .errors import ConfigError
     from .sdk.transport import check_token
 
     try:
-        return check_token(value)
+        return check_token(value, header=False)  # the header rule applies where one is sent (with --url)
     except ConfigError as exc:
         source = ctx.get_parameter_source(param.name) if param.name else None
         where = "META_MEMORY_TOKEN" if source is click.core.ParameterSource.ENVIRONMENT else "the token given"

@@ -208,14 +208,15 @@ def encode_request(method: str, params: dict[str, Any] | None, request_id: int) 
 _JSON_HEADERS = {"Content-Type": "application/json"}
 
 
-def check_token(token: str | None) -> str | None:
-    """``token`` when it can be sent as ``Authorization: Bearer <token>``; ``None`` or ``""`` is no token.
+def check_token(token: str | None, *, header: bool = True) -> str | None:
+    """``token`` when it can be sent as given; ``None`` or ``""`` is no token.
 
     Raises :class:`~meta_memory.errors.ConfigError` before anything is sent, never repeating the token, for a
-    value that is not a string, that holds whitespace at either end or inside (a copied newline, a stray
-    space: no configured token holds any, and a token is sent as given, never trimmed), or that holds a
-    character a header cannot carry (a control character, anything outside printable ASCII). Every client
-    of a gateway (SDK, shell commands, ``mcp``) checks its token here."""
+    value that is not a string or that holds whitespace at either end or inside (a copied newline, a stray
+    space: no configured token holds any, and a token is sent as given, never trimmed), and with ``header``
+    (it goes in ``Authorization: Bearer <token>``) for one holding a character an HTTP header cannot carry (a
+    control character, anything outside printable ASCII; ``gateway --stdio`` takes such a token, HTTP never
+    could). The SDK's HTTP clients check here, and so does every command's ``--token``."""
     if token is None or token == "":
         return None
     if not isinstance(token, str):
@@ -223,8 +224,9 @@ def check_token(token: str | None) -> str | None:
     if any(ch.isspace() for ch in token):
         raise ConfigError("a bearer token must not contain whitespace, at either end or inside (a token is sent "
                           "as given, never trimmed)")
-    if not (token.isascii() and token.isprintable()):
-        raise ConfigError("a bearer token must be printable ASCII (an HTTP header carries no other character)")
+    if header and not (token.isascii() and token.isprintable()):
+        raise ConfigError("a bearer token sent over HTTP must be printable ASCII (a header carries no other "
+                          "character)")
     return token
 
 
