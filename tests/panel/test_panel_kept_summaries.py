@@ -203,6 +203,59 @@ def test_a_damaged_file_is_ignored_and_every_realm_read(tmp_path: Path, caplog: 
         store.close()
 
 
+def test_a_file_that_is_no_regular_file_or_nests_too_deep_is_ignored(tmp_path: Path, caplog: Any) -> None:
+    """A FIFO at the file's path is not waited on, a symbolic link not followed, JSON nested past the reader's
+    depth not raised: each is ignored with a warning and the runtime starts, every realm read."""
+    root, file = tmp_path / "agent-memory", tmp_path / kept_summaries.FILE_NAME
+    _fleet(root, file)
+    good = file.read_bytes()
+    target = tmp_path / "elsewhere.json"
+    target.write_bytes(good)
+
+    def plant(kind: str) -> None:
+        file.unlink(missing_ok=True)
+        if kind == "fifo":
+            os.mkfifo(file)
+        elif kind == "symlink":
+            file.symlink_to(target)
+        else:
+            file.write_bytes(b"[" * 200_000 + b"]" * 200_000)
+
+    for kind in ("fifo", "symlink", "deep"):
+        plant(kind)
+        store = _open(root)
+        try:
+            caplog.clear()
+            panel = SqlitePanelStore(store, summaries_file=file)  # a FIFO would block here
+            assert "every realm is read" in caplog.text, kind
+            assert not file.exists() and not file.is_symlink(), kind
+            assert _answers(panel) == _answers(SqlitePanelStore(store))
+            assert panel.realm_reads["restored"] == 0, kind
+        finally:
+            store.close()
+    assert target.read_bytes() == good  # the link's target was neither read as the file nor removed
+
+
+def test_a_planted_stage_file_is_replaced_not_written_through(tmp_path: Path) -> None:
+    root, file = tmp_path / "agent-memory", tmp_path / kept_summaries.FILE_NAME
+    _fleet(root, file)
+    entries_file = file.read_bytes()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    stage = file.with_name(file.name + ".tmp")
+    stage.symlink_to(victim)
+    store = _open(root)
+    try:
+        panel = SqlitePanelStore(store, summaries_file=file)
+        _answers(panel)
+    finally:
+        store.close()
+        panel.close()
+    assert victim.read_text() == "keep me" and not stage.exists()
+    assert file.exists() and not file.is_symlink() and (file.stat().st_mode & 0o777) == 0o600
+    assert json.loads(file.read_bytes())["format"] == json.loads(entries_file)["format"]
+
+
 def test_only_served_realms_are_kept_or_taken(tmp_path: Path) -> None:
     root, file = tmp_path / "agent-memory", tmp_path / kept_summaries.FILE_NAME
     _fleet(root, file)

@@ -21,9 +21,11 @@ whose files changed since the previous process read them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import stat
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -298,27 +300,45 @@ def load(path: Path, root: Path, listings: frozenset[str], known: Callable[[str]
     """The entries of the file at ``path``, which is then removed; ``{}`` when there is none, or (with a
     warning) when it cannot be read or used."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+        data = _read_regular(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:
         log.warning("the console's kept realm summaries in %s cannot be read (%s): every realm is read", path, exc)
-        return {}
+        data = None
     try:
         os.unlink(path)
     except OSError:
         pass
+    if data is None:
+        return {}
     if len(data) > MAX_FILE_BYTES:
         log.warning("the console's kept realm summaries in %s are larger than %d bytes: ignored, every realm is read",
                     path, MAX_FILE_BYTES)
         return {}
     try:
         return decode(data, root, listings, known)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the JSON reader goes
         log.warning("the console's kept realm summaries in %s are not usable (%s): ignored, every realm is read",
                     path, exc)
         return {}
+
+
+def _read_regular(path: Path) -> bytes:
+    """At most ``MAX_FILE_BYTES + 1`` bytes of ``path``, which must be a regular file: a symbolic link is not
+    followed and a FIFO or device is not waited on (``OSError`` for either)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        chunks: list[bytes] = []
+        left = MAX_FILE_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def save(path: Path, root: Path, entries: Mapping[str, tuple[DurableSignature, Mapping[Hashable, Any]]]) -> None:
@@ -327,8 +347,12 @@ def save(path: Path, root: Path, entries: Mapping[str, tuple[DurableSignature, M
     stage = path.with_name(path.name + ".tmp")
     try:
         data = encode(root, entries)
-        fd = os.open(stage, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        with contextlib.suppress(FileNotFoundError):  # a stage a killed stop left (or anything planted there)
+            os.unlink(stage)
+        fd = os.open(stage, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                     0o600)
         try:
+            os.fchmod(fd, 0o600)  # whatever the umask
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
