@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..storage.integrity import FileSignature, signature
+from ..storage.integrity import FileSignature, database_stats, signature
 
 __all__ = ["QUIET_NS", "DurableSignature", "RealmMemo", "durable_signature", "quiet_since"]
 
@@ -61,22 +61,14 @@ class DurableSignature:
         return FileSignature(self.db[:3], self.wal[:3] if self.wal is not None else None)
 
 
-def _durable_stat(name: str) -> FileStat | None:
-    try:
-        st = os.stat(name)
-    except OSError:
-        return None
+def _durable_stat(st: os.stat_result) -> FileStat:
     return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev
 
 
 def durable_signature(path: Path) -> DurableSignature | None:
     """The :class:`DurableSignature` of database ``path`` (``None`` when it does not exist)."""
-    name = os.fspath(path)
-    db = _durable_stat(name)
-    if db is None:
-        return None
-    wal = _durable_stat(name + "-wal")
-    return DurableSignature(db, wal if wal is not None and wal[0] > 0 else None)
+    stats = database_stats(path, _durable_stat)
+    return DurableSignature(*stats) if stats is not None else None
 
 
 class RealmMemo:

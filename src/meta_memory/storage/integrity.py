@@ -33,11 +33,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from .sqlite_uri import file_uri
 
+S = TypeVar("S")
+
 __all__ = [
     "SQLITE_MAGIC",
+    "database_stats",
     "FileSignature",
     "IntegrityMonitor",
     "header_problem",
@@ -132,22 +136,29 @@ class FileSignature:
     wal: tuple[int, int, int] | None  # None: no -wal, or an empty one (which a reader may create)
 
 
-def _stat(path: str) -> tuple[int, int, int] | None:
+def _stat(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def database_stats(path: Path, fields: Callable[[os.stat_result], S]) -> tuple[S, S | None] | None:
+    """``(fields(stat of path), fields(stat of its -wal))`` for database ``path``: ``None`` when it does not
+    exist, the second ``None`` when there is no ``-wal`` or an empty one (which a reader may create)."""
+    name = os.fspath(path)
     try:
-        st = os.stat(path)
+        db = os.stat(name)
     except OSError:
         return None
-    return st.st_size, st.st_mtime_ns, st.st_ino
+    try:
+        wal: os.stat_result | None = os.stat(name + "-wal")
+    except OSError:
+        wal = None
+    return fields(db), (fields(wal) if wal is not None and wal.st_size > 0 else None)
 
 
 def signature(path: Path) -> FileSignature | None:
     """The :class:`FileSignature` of database ``path`` (``None`` when it does not exist)."""
-    name = os.fspath(path)
-    db = _stat(name)
-    if db is None:
-        return None
-    wal = _stat(name + "-wal")
-    return FileSignature(db, wal if wal is not None and wal[0] > 0 else None)
+    stats = database_stats(path, _stat)
+    return FileSignature(*stats) if stats is not None else None
 
 
 def orphan_wals(directory: Path, suffix: str) -> list[Path]:
