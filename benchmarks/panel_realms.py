@@ -117,12 +117,7 @@ def _measure(root: Path, n: int, pages: int, reads: list[str] | None = None, res
         panel = SqlitePanelStore(store)
         visibility = Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS)
         service = PanelService(panel, visibility)
-        have = set(store.list_realms())
-        started = time.perf_counter()
-        for i in range(n):
-            if f"r{i}" not in have:
-                record_writes.remember(store, f"r{i}", "agent:a", f"Note {i}", f"Realm {i} keeps one note.")
-        print(f"realms={n} seed_s={time.perf_counter() - started:.1f}", flush=True)
+        _seed(store, n)
         time.sleep(QUIET_S)
         if reads is not None:
             _measure_reads(n, pages, reads, lambda: PanelService(panel, visibility))

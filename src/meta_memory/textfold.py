@@ -355,12 +355,12 @@ _INVISIBLE_PLANES = ((0x80, 0x20000), (0xE0000, 0xF0000))
 
 #: Categories removed: format characters, combining marks (and variation selectors), controls.
 _DROPPED = frozenset({"Cf", "Mn", "Me", "Cc"})
-#: Control characters :func:`fold` takes out as the renderers do (:func:`strip_controls`): removed, but those
-#: that separate words (vertical tab, form feed, U+001C-U+001F, U+0085) become a space; tab, line feed and
+#: Control characters :func:`fold` takes out as the renderers do (:func:`strip_controls`'s table, C0 and DEL;
+#: the C1 controls go with :func:`fold_table`): removed, but those that separate words (vertical tab, form
+#: feed, U+001C-U+001F, and U+0085, which the renderers keep as whitespace) become a space; tab, line feed and
 #: carriage return stay.
-_ASCII_CONTROLS: dict[int, str | None] = {
-    cp: (" " if chr(cp).isspace() else None) for cp in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, 0x85]
-}
+_FOLD_CONTROLS: dict[int, str | None] = {
+    **{cp: to for cp, to in _CONTROL_TABLE.items() if cp < 0x80}, 0x85: " "}  # C1 goes with fold_table
 
 
 @lru_cache(maxsize=1)
@@ -412,6 +412,6 @@ def fold(text: str) -> str:
     The removal runs after NFKC, so a compatibility form that decomposes into a dash is folded too.
     """
     if text.isascii():
-        return text.translate(_ASCII_CONTROLS) if not text.isprintable() else text
+        return text.translate(_FOLD_CONTROLS) if not text.isprintable() else text
     # decomposed first, so a combining mark NFKC would compose into a letter (A + U+0301 -> Á) is dropped
-    return unicodedata.normalize("NFKC", _strip(unicodedata.normalize("NFKD", text))).translate(_ASCII_CONTROLS)
+    return unicodedata.normalize("NFKC", _strip(unicodedata.normalize("NFKD", text))).translate(_FOLD_CONTROLS)

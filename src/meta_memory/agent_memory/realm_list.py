@@ -24,13 +24,18 @@ from collections.abc import Collection, Iterable
 
 from meta_memory.errors import InvalidParams
 
-__all__ = ["unlisted_realm_rule", "refuse_unlisted_realm", "served_realms"]
+__all__ = ["is_served", "unlisted_realm_rule", "refuse_unlisted_realm", "served_realms"]
+
+
+def is_served(realms: Collection[str] | None, realm: str) -> bool:
+    """Whether the allow-list ``realms`` (``None``: any realm) lists ``realm``."""
+    return realms is None or realm in realms
 
 
 def unlisted_realm_rule(realms: Collection[str] | None, realm: str) -> str | None:
     """The rule ``realm`` breaks when ``realms`` (the allow-list; ``None`` = any realm) does not list it,
     else ``None``."""
-    if realms is None or realm in realms:
+    if is_served(realms, realm):
         return None
     return (f"realm '{realm}' is not served here: [agent_memory] realms lists the realms this gateway "
             "serves, and a call never creates another")
@@ -46,4 +51,4 @@ def refuse_unlisted_realm(realms: Collection[str] | None, realm: str) -> None:
 
 def served_realms(realms: Collection[str] | None, held: Iterable[str]) -> list[str]:
     """The realms of ``held`` (a backend's, in its order) that the allow-list ``realms`` lists (``None``: all)."""
-    return list(held) if realms is None else [r for r in held if r in realms]
+    return list(held) if realms is None else [r for r in held if is_served(realms, r)]

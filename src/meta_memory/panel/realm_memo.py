@@ -152,9 +152,8 @@ class RealmMemo:
                 self._kept.pop(realm, None)
             elif known is not None and key in known[1] and (fresh is None or fresh(known[1][key])):
                 return known[1][key]  # type: ignore[no-any-return]
-        now_ns = time.time_ns()
-        with self._lock:
             self.loads += 1
+        now_ns = time.time_ns()
         value = load()
         if before is not None and quiet_since(before, now_ns - QUIET_NS) and (keep is None or keep(value)):
             with self._lock:

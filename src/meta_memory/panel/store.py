@@ -31,6 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..agent_memory.realm_list import is_served
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.store.panel_reads import (
     SEARCHED_COLUMNS,
@@ -571,8 +572,7 @@ class SqlitePanelStore(SqlPanelStore):
                                                    self._served))
 
     def _served(self, realm: str) -> bool:
-        allowed = self._sqlite.allowed_realms
-        return (allowed is None or realm in allowed) and self._db_path(realm) is not None
+        return is_served(self._sqlite.allowed_realms, realm) and self._db_path(realm) is not None
 
     @property
     def realm_reads(self) -> dict[str, int]:

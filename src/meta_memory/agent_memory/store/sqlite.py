@@ -61,7 +61,7 @@ from meta_memory.agent_memory.model import (
     ScopeKind,
     UsageEvent,
 )
-from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
+from meta_memory.agent_memory.realm_list import refuse_unlisted_realm, served_realms
 from meta_memory.agent_memory.store import multirow, planner, upkeep
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
@@ -1527,9 +1527,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         one) with a database: what readiness and the integrity check read. A realm outside ``[agent_memory]
         realms`` is no part of this gateway's readiness (a damaged one must not take a serving gateway out)."""
         files = self.paths.realm_files()
-        if self.allowed_realms is None:
-            return files
-        return {realm: path for realm, path in files.items() if realm in self.allowed_realms}
+        return {realm: files[realm] for realm in served_realms(self.allowed_realms, files)}
 
     def readiness_problems(self) -> dict[str, str]:
         """See :meth:`AgentMemoryStore.readiness_problems`: each realm database's header and schema page
