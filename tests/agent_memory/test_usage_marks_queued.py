@@ -211,3 +211,21 @@ def test_a_metrics_scrape_never_waits_on_a_realm_s_telemetry_writer(tmp_path: Pa
         assert flushes == []
         h.call("meta/status", {})
         assert flushes == [True]
+
+
+def test_a_store_that_overrides_telemetry_stats_alone_is_still_scraped(tmp_path: Path) -> None:
+    """A store written against ``telemetry_stats()`` (no keyword) does not break ``/metrics``: the scrape reads
+    ``telemetry_snapshot()``, which a store need not override (by default it answers ``telemetry_stats()``)."""
+    from meta_memory.agent_memory.store.base import AgentMemoryStore
+    from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+
+    class OwnCount(SqliteAgentMemoryStore):
+        def telemetry_stats(self) -> dict[str, int]:
+            return {"dropped": 7}
+
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        store = h.runtime.agent_memory.store
+        store.__class__ = OwnCount
+        assert "meta_memory_telemetry_rows_dropped_total 0.0" in h.runtime.observability.metrics.render().decode()
+        assert h.call("meta/status", {})["agent_memory"]["telemetry"] == {"dropped": 7}
+        assert AgentMemoryStore.telemetry_snapshot(store) == {"dropped": 7}, "the default answers telemetry_stats"

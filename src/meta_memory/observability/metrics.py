@@ -325,7 +325,7 @@ class _ScrapeCollector(Collector):
                      int(getattr(store, "upkeep_pending", 0)))
         yield _counter("meta_memory_telemetry_rows_dropped",
                        "Usage marks and injection-ledger rows dropped (telemetry only; never a record).",
-                       store.telemetry_stats(flush=False)["dropped"])
+                       store.telemetry_snapshot()["dropped"])
         reads = getattr(runtime.memory_panel_store, "realm_reads", None)
         if isinstance(reads, dict):
             yield _counter("meta_memory_panel_realm_reads",

@@ -6,7 +6,8 @@ whose files changed since the previous process read them.
 
 * Written when the gateway stops (after the store has closed), atomically: a stage file, ``fsync``, rename,
   ``fsync`` of the directory. It holds, per served realm, the
-  :class:`~meta_memory.panel.realm_memo.DurableSignature` of its files and the summaries read from exactly
+  :class:`~meta_memory.storage.integrity.FileSignature` of its files (size, modification time,
+  inode, change time and device of each) and the summaries read from exactly
   those files: newest keys ``(time, memory id)``, scope rows (counts and bytes), scopes, whether quarantine
   evidence exists, the newest injection-ledger row, and "none" answers. Never a record's title, body or
   other text: what an erase removes from a realm is not left here (a newest row holding text is read again
@@ -33,9 +34,9 @@ from typing import Any
 
 from .. import __version__
 from ..agent_memory.store.panel_reads import InjectionLedgerRow, ScopeOverviewRow
+from ..storage.integrity import FileSignature, FileStat
 from .cursor import Cursor
 from .paging import RealmHead
-from .realm_memo import DurableSignature, FileStat
 
 __all__ = ["FILE_NAME", "FORMAT", "MAX_FILE_BYTES", "VERSION", "decode", "encode", "load", "save"]
 
@@ -237,7 +238,7 @@ def _stat_in(value: Any) -> FileStat | None:
 # --------------------------------------------------------------------------- the file
 
 
-def encode(root: Path, entries: Mapping[str, tuple[DurableSignature, Mapping[Hashable, Any]]],
+def encode(root: Path, entries: Mapping[str, tuple[FileSignature, Mapping[Hashable, Any]]],
            max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The file's bytes: ``entries`` (realm -> signature and summaries), each summary that holds no text;
     realms in name order until ``max_bytes`` would be passed (the rest are left out)."""
@@ -261,7 +262,7 @@ def encode(root: Path, entries: Mapping[str, tuple[DurableSignature, Mapping[Has
 
 
 def decode(data: bytes, root: Path, listings: frozenset[str], known: Callable[[str], bool]
-           ) -> dict[str, tuple[DurableSignature, dict[Hashable, Any]]]:
+           ) -> dict[str, tuple[FileSignature, dict[Hashable, Any]]]:
     """The entries of a file's bytes, for the realms ``known`` accepts (the served realms: others are left
     out). Raises ``ValueError`` for a file of any other format, version, root or shape."""
     try:
@@ -276,13 +277,13 @@ def decode(data: bytes, root: Path, listings: frozenset[str], known: Callable[[s
     realms = d["realms"]
     if type(realms) is not dict:
         raise _Shape("realms is an object")
-    out: dict[str, tuple[DurableSignature, dict[Hashable, Any]]] = {}
+    out: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
     for realm, entry in realms.items():
         e = _dict(entry, {"db", "wal", "kept"})
         db = _stat_in(e["db"])
         if db is None:
             raise _Shape("a realm's database signature is missing")
-        sig = DurableSignature(db, _stat_in(e["wal"]))
+        sig = FileSignature(db, _stat_in(e["wal"]))
         if type(e["kept"]) is not dict:
             raise _Shape("kept is an object")
         summaries = dict(_summary_in(realm, _str(n), v, listings) for n, v in e["kept"].items())
@@ -296,7 +297,7 @@ def _reject(name: str) -> Any:
 
 
 def load(path: Path, root: Path, listings: frozenset[str], known: Callable[[str], bool]
-         ) -> dict[str, tuple[DurableSignature, dict[Hashable, Any]]]:
+         ) -> dict[str, tuple[FileSignature, dict[Hashable, Any]]]:
     """The entries of the file at ``path``, which is then removed; ``{}`` when there is none, or (with a
     warning) when it cannot be read or used."""
     try:
@@ -341,7 +342,7 @@ def _read_regular(path: Path) -> bytes:
         os.close(fd)
 
 
-def save(path: Path, root: Path, entries: Mapping[str, tuple[DurableSignature, Mapping[Hashable, Any]]]) -> None:
+def save(path: Path, root: Path, entries: Mapping[str, tuple[FileSignature, Mapping[Hashable, Any]]]) -> None:
     """Write ``entries`` to ``path`` atomically (stage file, ``fsync``, rename, ``fsync`` of the directory).
     A failure is logged (the next start reads every realm), never raised."""
     stage = path.with_name(path.name + ".tmp")

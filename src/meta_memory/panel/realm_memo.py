@@ -11,25 +11,25 @@ another, then moves their modification time past the kept one, however coarse th
 a kept summary is never trusted across a write. A realm without a database file (or whose name gives no
 file) is never kept: it is read on every call.
 
-Across a restart (:mod:`meta_memory.panel.kept_summaries`): summaries a previous process kept are
-:meth:`RealmMemo.restore`-d with the :class:`DurableSignature` of the files they were read from, and each
-is used only when the realm's files have exactly that signature when it is first asked for (their change
-time and device too, which no write, copy or restore leaves as they were); any other is dropped unread.
+The signature holds each file's change time and device besides its size, modification time and inode:
+no write, rewrite in place, copy or restore leaves the change time as it was, even one that keeps the size
+and sets the modification time back. So the same signature serves across a restart
+(:mod:`meta_memory.panel.kept_summaries`): summaries a previous process kept are :meth:`RealmMemo.restore`-d
+with the signature of the files they were read from, and each is used only when the realm's files have
+exactly that signature when it is first asked for; any other is dropped unread.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..storage.integrity import FileSignature, database_stats, signature
+from ..storage.integrity import FileSignature, signature
 
-__all__ = ["QUIET_NS", "DurableSignature", "RealmMemo", "durable_signature", "quiet_since"]
+__all__ = ["QUIET_NS", "RealmMemo", "quiet_since"]
 
 #: A summary is kept only when the realm's files were last written at least this long before it was read
 #: (ns): see the module docstring.
@@ -41,34 +41,6 @@ T = TypeVar("T")
 def quiet_since(sig: FileSignature, at_ns: int) -> bool:
     """Whether neither file of ``sig`` was written after ``at_ns`` (epoch ns)."""
     return sig.db[1] <= at_ns and (sig.wal is None or sig.wal[1] <= at_ns)
-
-
-#: One file's ``(size, modification time ns, inode, change time ns, device)``.
-FileStat = tuple[int, int, int, int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class DurableSignature:
-    """A :class:`FileSignature` that also proves "unchanged" across a restart: each file's change time
-    (which no process can set back: a copy or restore that keeps the modification time gets a new one) and
-    device besides size, modification time and inode."""
-
-    db: FileStat
-    wal: FileStat | None  # None: no -wal, or an empty one
-
-    def file_signature(self) -> FileSignature:
-        """The in-process :class:`FileSignature` of the same files."""
-        return FileSignature(self.db[:3], self.wal[:3] if self.wal is not None else None)
-
-
-def _durable_stat(st: os.stat_result) -> FileStat:
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev
-
-
-def durable_signature(path: Path) -> DurableSignature | None:
-    """The :class:`DurableSignature` of database ``path`` (``None`` when it does not exist)."""
-    stats = database_stats(path, _durable_stat)
-    return DurableSignature(*stats) if stats is not None else None
 
 
 class RealmMemo:
@@ -91,12 +63,12 @@ class RealmMemo:
         self._path_of = path_of
         self._unsettled = unsettled
         self._kept: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
-        self._stored: dict[str, tuple[DurableSignature, dict[Hashable, Any]]] = {}
+        self._stored: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
         self._lock = threading.Lock()
         self.loads = 0
         self.restored = 0
 
-    def restore(self, entries: Mapping[str, tuple[DurableSignature, Mapping[Hashable, Any]]]) -> None:
+    def restore(self, entries: Mapping[str, tuple[FileSignature, Mapping[Hashable, Any]]]) -> None:
         """Take summaries a previous process kept, each realm's with the signature of the files they were
         read from: a realm's are used at its first :meth:`read` if its files have exactly that signature
         then, else dropped (nothing kept of the realm in this process is replaced)."""
@@ -105,29 +77,28 @@ class RealmMemo:
                 if realm not in self._kept:
                     self._stored[realm] = (sig, dict(summaries))
 
-    def entries(self) -> dict[str, tuple[DurableSignature, dict[Hashable, Any]]]:
+    def entries(self) -> dict[str, tuple[FileSignature, dict[Hashable, Any]]]:
         """What a later process may :meth:`restore`: each realm's summaries (kept, or restored and not yet
         asked for) whose files still have the signature they were read under (one ``stat`` per realm)."""
         with self._lock:
             kept = {realm: (sig, dict(summaries)) for realm, (sig, summaries) in self._kept.items()}
             stored = dict(self._stored)
-        out: dict[str, tuple[DurableSignature, dict[Hashable, Any]]] = {}
+        out: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
         for realm, (sig, summaries) in kept.items():
             path = None if self._unsettled(realm) else self._path_of(realm)
-            now = durable_signature(path) if path is not None else None
-            if now is not None and now.file_signature() == sig and summaries:
-                out[realm] = (now, summaries)
-        for realm, (durable, summaries) in stored.items():
+            if path is not None and summaries and signature(path) == sig:
+                out[realm] = (sig, summaries)
+        for realm, (stored_sig, summaries) in stored.items():
             path = self._path_of(realm) if realm not in out else None
-            if path is not None and durable_signature(path) == durable:
-                out[realm] = (durable, summaries)
+            if path is not None and signature(path) == stored_sig:
+                out[realm] = (stored_sig, summaries)
         return out
 
-    def _adopt(self, realm: str, path: Path, before: FileSignature) -> None:
+    def _adopt(self, realm: str, before: FileSignature) -> None:
         """Use what a previous process kept of ``realm`` when its files are exactly as they were then."""
         with self._lock:
             stored = self._stored.pop(realm, None)
-        if stored is None or stored[0] != durable_signature(path) or stored[0].file_signature() != before:
+        if stored is None or stored[0] != before:
             return
         with self._lock:
             if realm not in self._kept:
@@ -145,7 +116,7 @@ class RealmMemo:
         path = None if self._unsettled(realm) else self._path_of(realm)
         before = signature(path) if path is not None else None
         if self._stored and path is not None and before is not None and realm in self._stored:
-            self._adopt(realm, path, before)
+            self._adopt(realm, before)
         with self._lock:
             known = self._kept.get(realm)
             if before is None or (known is not None and known[0] != before):

@@ -548,8 +548,8 @@ class SqlitePanelStore(SqlPanelStore):
 
     What the every-realm reads need of each realm is kept in memory (a
     :class:`~meta_memory.panel.realm_memo.RealmMemo`) with the
-    :class:`~meta_memory.storage.integrity.FileSignature` of its database files (size, modification time and
-    inode of the file and its ``-wal``) when it was read, and read again once either changes (never kept
+    :class:`~meta_memory.storage.integrity.FileSignature` of its database files (size, modification time,
+    inode, change time and device of the file and its ``-wal``) when it was read, and read again once either changes (never kept
     within :data:`~meta_memory.panel.realm_memo.QUIET_NS` of a write): :meth:`realm_heads`, the quarantine
     queue's :meth:`quarantine_head`, the newest row of a listing (:meth:`newest`), and the answers of
     :meth:`scope_overview`, :meth:`realm_scopes`, :meth:`holds_quarantine_evidence` and a

@@ -43,6 +43,7 @@ __all__ = [
     "SQLITE_MAGIC",
     "database_stats",
     "FileSignature",
+    "FileStat",
     "IntegrityMonitor",
     "header_problem",
     "is_corrupt",
@@ -128,16 +129,25 @@ def probe(path: Path, *, full: bool = False, timeout_s: float = 5.0) -> str | No
     return None
 
 
+#: One file's ``(size, modification time ns, inode, change time ns, device)``.
+FileStat = tuple[int, int, int, int, int]
+
+
 @dataclass(frozen=True, slots=True)
 class FileSignature:
-    """What changes when a database changes: size, modification time and inode of the file and its ``-wal``."""
+    """What changes when a database changes: size, modification time, inode, change time and device of
+    the file and its ``-wal``.
 
-    db: tuple[int, int, int]
-    wal: tuple[int, int, int] | None  # None: no -wal, or an empty one (which a reader may create)
+    The change time (``st_ctime_ns``) is what no process can set back: a rewrite in place that keeps the
+    size and resets the modification time (``os.utime``), or a copy or restore that keeps it, still gets
+    a new one. So one signature serves within a process and across a restart alike."""
+
+    db: FileStat
+    wal: FileStat | None  # None: no -wal, or an empty one (which a reader may create)
 
 
-def _stat(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_size, st.st_mtime_ns, st.st_ino
+def _stat(st: os.stat_result) -> FileStat:
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev
 
 
 def database_stats(path: Path, fields: Callable[[os.stat_result], S]) -> tuple[S, S | None] | None:

@@ -336,12 +336,18 @@ class AgentMemoryStore(ABC):
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
         """Append injection-ledger rows (no audit, no validation). Best effort, as :meth:`mark_usage`."""
 
-    def telemetry_stats(self, *, flush: bool = True) -> dict[str, int]:
-        """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened. With ``flush``
-        (``meta/status``) the queued telemetry is written first, so the count includes every write that failed
-        before the call; without (``/metrics``: a scrape never waits on a realm's writer) it is the count of
-        what has been written or dropped so far."""
+    def telemetry_stats(self) -> dict[str, int]:
+        """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened, the queued
+        telemetry written first (``meta/status``), so the count includes every write that failed before the
+        call. The default: none dropped."""
         return {"dropped": 0}
+
+    def telemetry_snapshot(self) -> dict[str, int]:
+        """``{dropped}`` as :meth:`telemetry_stats`, but as it stands: nothing queued is written first, so
+        the call never waits on a realm's writer (``/metrics``: a scrape never waits). The default answers
+        :meth:`telemetry_stats`, so a store that overrides only that is scraped with its own count; a store
+        that queues telemetry (SQLite, PostgreSQL) overrides both."""
+        return self.telemetry_stats()
 
     def ranking_stats(self) -> dict[str, int]:
         """Candidate rankings answered without proof that they hold the best rows, per ``degraded_reason``

@@ -1251,10 +1251,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         """One telemetry transaction on realm ``name``, without the realm lock."""
         self._tx(name, fn, lock=False)
 
-    def telemetry_stats(self, *, flush: bool = True) -> dict[str, int]:
+    def telemetry_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.telemetry_stats`."""
-        if flush:
-            self._pending.flush_all()
+        self._pending.flush_all()
+        return self.telemetry_snapshot()
+
+    def telemetry_snapshot(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_snapshot`."""
         return self.telemetry.stats()
 
     def readiness_problems(self) -> dict[str, str]:

@@ -1576,10 +1576,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                        "statements_limit_bytes": self.max_open_realms * STATEMENT_BYTES_PER_REALM},
         }
 
-    def telemetry_stats(self, *, flush: bool = True) -> dict[str, int]:
+    def telemetry_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.telemetry_stats`."""
-        if flush:
-            self._pending.flush_all()
+        self._pending.flush_all()
+        return self.telemetry_snapshot()
+
+    def telemetry_snapshot(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_snapshot`."""
         return self.telemetry.stats()
 
     # ================================================================ telemetry writes
