@@ -130,13 +130,17 @@ class MetaError(Exception):
 
 
 class ParseError(MetaError):
-    """-32700: the request body is not valid JSON (or not valid UTF-8)."""
+    """-32700: the request body is not valid JSON (or not valid UTF-8).
+
+    ``request_id`` is the id the answer carries: ``None`` unless the body's top-level ``id`` could still
+    be read (a well-formed body nested too deep for the JSON reader)."""
 
     code = -32700
     kind = "parse_error"
 
-    def __init__(self, detail: str = "invalid JSON") -> None:
+    def __init__(self, detail: str = "invalid JSON", *, request_id: str | int | float | None = None) -> None:
         super().__init__(f"Parse error: {detail}")
+        self.request_id = request_id
 
 
 class InvalidRequest(MetaError):

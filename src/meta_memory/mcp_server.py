@@ -354,7 +354,7 @@ class _StrictLines:
                 message = decode_body(read.data)
             except ParseError as exc:
                 self._refusals.refused("%s", exc.message)
-                await self._answer(error_response(None, exc))
+                await self._answer(error_response(exc.request_id, exc))
                 continue
             line = read.data.decode("utf-8")
             try:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from json.decoder import scanstring
 from typing import Any
 
 from .errors import echo
 
-__all__ = ["DuplicateKeyError", "NotANumberError", "loads"]
+__all__ = ["MISSING", "DuplicateKeyError", "NotANumberError", "loads", "top_level_member"]
 
 
 class DuplicateKeyError(ValueError):
@@ -65,3 +67,78 @@ def loads(text: str | bytes | bytearray) -> Any:
     interpreter's limit (all but the last are ``ValueError`` subclasses).
     """
     return json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite)
+
+
+#: What :func:`top_level_member` answers when there is no member to answer.
+MISSING: Any = object()
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_SCALARS = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+
+
+def _key(text: str, at: int, seen: set[str]) -> tuple[str, int]:
+    """The object key at ``at`` (a string, its colon and the whitespace after): ``(key, where its value
+    starts)``. Raises ``ValueError`` for anything else, or a key ``seen`` already holds."""
+    if not text.startswith('"', at):
+        raise ValueError("an object key is a string")
+    key, at = scanstring(text, at + 1, True)
+    if key in seen:
+        raise DuplicateKeyError(key)
+    seen.add(key)
+    at = _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+    if not text.startswith(":", at):
+        raise ValueError("a key is followed by a colon")
+    return key, _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+
+
+def top_level_member(text: str, name: str) -> Any:
+    """The value of member ``name`` of the JSON object ``text``, read without recursion, so at any depth
+    of nesting (what :func:`loads` raises ``RecursionError`` for): one pass over ``text``, one set of keys
+    per open object. The text is checked as :func:`loads` checks it (well-formed JSON, no repeated key,
+    no non-number) except for depth.
+
+    Returns the member's value when it is a string, number, ``true``, ``false`` or ``null``; :data:`MISSING`
+    when ``text`` is not such an object, has no member ``name``, or its value is an object or array.
+    """
+    at = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("{", at):
+        return MISSING
+    open_: list[tuple[str, set[str]]] = []  # each open container: its closing bracket, its keys so far
+    found: Any = MISSING
+    wanted = False  # the value that starts at ``at`` is the top-level member ``name``
+    try:
+        while True:
+            ch = text[at:at + 1]
+            if ch in ("{", "["):  # a container opens: its first key or value, or it closes at once
+                open_.append(("}" if ch == "{" else "]", set()))
+                at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+                if wanted:
+                    return MISSING
+                if not text.startswith(open_[-1][0], at):
+                    if ch == "{":
+                        key, at = _key(text, at, open_[-1][1])
+                        wanted = len(open_) == 1 and key == name
+                    continue
+                open_.pop()
+                at += 1
+            else:
+                value, at = _SCALARS.raw_decode(text, at)
+                if wanted:
+                    found = value
+            wanted = False
+            while True:  # after a value: a comma and the next key or value, or the container closes
+                at = _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+                if not open_:
+                    return found if at == len(text) else MISSING
+                if text.startswith(",", at):
+                    at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+                    if open_[-1][0] == "}":
+                        key, at = _key(text, at, open_[-1][1])
+                        wanted = len(open_) == 1 and key == name
+                    break
+                if not text.startswith(open_[-1][0], at):
+                    return MISSING
+                open_.pop()
+                at += 1
+    except ValueError:
+        return MISSING

@@ -182,3 +182,23 @@ def test_any_repeated_key_at_any_depth_is_refused(obj: dict[str, Any], data: st.
     with pytest.raises(strict_json.DuplicateKeyError) as info:
         strict_json.loads(wrapped.format(repeat) if wrapped != "{}" else repeat)
     assert info.value.key == key
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                           | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                        max_size=3),
+                           max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=3), JSON_VALUES, max_size=4), st.sampled_from(["", " ", "\n\t"]))
+def test_the_top_level_member_read_without_recursion_is_what_loads_reads(doc: dict[str, Any], space: str) -> None:
+    for text in (json.dumps(doc), json.dumps(doc, indent=1, ensure_ascii=False) + space):
+        got = strict_json.top_level_member(text, "id")
+        want = doc.get("id", strict_json.MISSING)
+        if isinstance(want, (dict, list)):
+            want = strict_json.MISSING
+        assert got == want or (got is want), (text, got)
+        for cut in (1, len(text) // 2):  # a text cut short is no object
+            assert strict_json.top_level_member(text[:-cut], "id") is strict_json.MISSING or text[:-cut].strip() == text.strip()

@@ -71,10 +71,45 @@ def test_backup_and_export_that_cannot_reach_a_gateway_say_what_to_do(tmp_path: 
         assert "start one with `meta-memory serve`" in said and "--state-dir DIR" in said, (args, said)
 
 
+DEEP = "[" * 20_000 + "]" * 20_000
+
+
+def _too_deep(request_id: str) -> str:
+    return '{"jsonrpc": "2.0", ' + request_id + '"method": "meta/status", "params": {"a": ' + DEEP + "}}"
+
+
+#: Bodies nested past the reader, and the id each answer carries: the top-level id when the body is
+#: well-formed and holds a valid one (after the deep part too), else null (it cannot be detected).
+TOO_DEEP = [(_too_deep('"id": 1, '), 1),
+            (_too_deep("").replace("}}", '}, "id": "late"}'), "late"),
+            (_too_deep('"id": 1, "id": 2, '), None),  # a repeated key: no one id
+            (_too_deep('"id": [1], '), None),
+            (_too_deep('"id": 1, ') + " trailing", None),
+            ('{"jsonrpc": "2.0", "params": {"id": 5, "a": ' + DEEP + "}}", None)]  # not the top level's
+
+
 def test_json_nested_past_the_reader_names_the_params_depth_rule(gateway: GatewayProcess) -> None:
-    body = '{"jsonrpc": "2.0", "id": 1, "method": "meta/status", "params": {"a": ' + "[" * 20_000 + "]" * 20_000 + "}}"
-    answer = httpx.post(gateway.url + "/rpc", content=body, headers={"Content-Type": "application/json"},
-                        timeout=30).json()
-    assert answer["error"]["code"] == -32700, answer
-    assert answer["error"]["message"].endswith(
-        "request nesting is too deep for the JSON reader (params nest at most 64 levels of objects and arrays)"), answer
+    for body, request_id in TOO_DEEP:
+        answer = httpx.post(gateway.url + "/rpc", content=body, headers={"Content-Type": "application/json"},
+                            timeout=30).json()
+        assert answer["error"]["code"] == -32700, answer
+        assert answer["error"]["message"].endswith(
+            "request nesting is too deep for the JSON reader (params nest at most 64 levels of objects and arrays)"
+        ), answer
+        assert answer["id"] == request_id, (body[:40], body[-30:], answer)
+
+
+def test_json_nested_past_the_reader_is_answered_with_its_id_over_stdio(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "meta_memory.cli", "gateway", "--stdio", "--state-dir",
+                             str(tmp_path / "s")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for body, request_id in TOO_DEEP:
+            proc.stdin.write(body.encode() + b"\n")
+            proc.stdin.flush()
+            answer = json.loads(proc.stdout.readline())
+            assert answer["error"]["code"] == -32700 and answer["id"] == request_id, (body[-30:], answer)
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0

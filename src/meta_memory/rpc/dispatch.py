@@ -45,7 +45,10 @@ def error_response(request_id: Any, exc: BaseException) -> dict[str, Any]:
 
 
 def decode_body(body: bytes | str) -> Any:
-    """Decode a request body. Raises :class:`ParseError` on invalid UTF-8 or invalid JSON."""
+    """Decode a request body. Raises :class:`ParseError` on invalid UTF-8 or invalid JSON, and on JSON nested
+    too deep for the reader: that one carries the body's top-level ``id`` when it is well-formed and holds
+    a valid one (read without recursion, :func:`~meta_memory.strict_json.top_level_member`), so the answer
+    names the request (JSON-RPC 2.0 answers ``id: null`` only when the id cannot be detected)."""
     if isinstance(body, bytes):
         try:
             text = body.decode("utf-8")
@@ -56,8 +59,11 @@ def decode_body(body: bytes | str) -> Any:
     try:
         return strict_json.loads(text)
     except RecursionError:
+        top_id = strict_json.top_level_member(text, "id")
         raise ParseError(f"request nesting is too deep for the JSON reader (params nest at most {MAX_PARAMS_DEPTH} "
-                         "levels of objects and arrays)") from None
+                         "levels of objects and arrays)",
+                         request_id=top_id if top_id is not strict_json.MISSING and _valid_id(top_id) else None
+                         ) from None
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # e.g. an integer literal past the interpreter's digit limit
@@ -177,7 +183,7 @@ class Dispatcher:
         try:
             message = decode_body(body)
         except ParseError as exc:
-            data = encode(self._name_request(error_response(None, exc), ctx))
+            data = encode(self._name_request(error_response(exc.request_id, exc), ctx))
             if hold is not None:
                 hold.count(len(data))
             return Answer([data])
