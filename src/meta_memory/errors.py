@@ -137,6 +137,7 @@ class ParseError(MetaError):
 
     code = -32700
     kind = "parse_error"
+    request_id: str | int | float | None = None
 
     def __init__(self, detail: str = "invalid JSON", *, request_id: str | int | float | None = None) -> None:
         super().__init__(f"Parse error: {detail}")

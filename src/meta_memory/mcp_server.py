@@ -354,19 +354,24 @@ class _StrictLines:
                 message = decode_body(read.data)
             except ParseError as exc:
                 self._refusals.refused("%s", exc.message)
-                await self._answer(error_response(exc.request_id, exc))
+                await self._answer(error_response(_mcp_id(exc.request_id), exc))
                 continue
             line = read.data.decode("utf-8")
             try:
                 types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except ValueError:
                 raw_id = message.get("id") if isinstance(message, dict) else None
-                request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
                 self._refusals.refused("not a JSON-RPC 2.0 message")
-                await self._answer(error_response(request_id, InvalidRequest("not a JSON-RPC 2.0 message")))
+                await self._answer(error_response(_mcp_id(raw_id), InvalidRequest("not a JSON-RPC 2.0 message")))
                 continue
             self._track(message)
             yield line
+
+
+def _mcp_id(raw_id: Any) -> str | int | None:
+    """``raw_id`` when it is an id MCP holds (a string or an integer), else ``None``: what a refusal of a
+    message the SDK never reads is answered under."""
+    return raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
 
 
 @contextmanager

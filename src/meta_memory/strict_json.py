@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from json.decoder import scanstring
 from typing import Any
 
 from .errors import echo
@@ -81,7 +80,7 @@ def _key(text: str, at: int, seen: set[str]) -> tuple[str, int]:
     starts)``. Raises ``ValueError`` for anything else, or a key ``seen`` already holds."""
     if not text.startswith('"', at):
         raise ValueError("an object key is a string")
-    key, at = scanstring(text, at + 1, True)
+    key, at = _SCALARS.raw_decode(text, at)
     if key in seen:
         raise DuplicateKeyError(key)
     seen.add(key)

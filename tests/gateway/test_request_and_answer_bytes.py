@@ -329,6 +329,33 @@ def test_one_principal_holds_at_most_half_of_the_bodies_bound(gateway_factory: A
     assert resp.status_code == 200
 
 
+def test_slow_bodies_without_a_token_cannot_take_the_connections_of_callers_with_one(gateway_factory: Any,
+                                                                                    tmp_path: Path) -> None:
+    """Tokenless requests (served under ``anyone`` rules) announce a body and send one byte of it, on more
+    connections than the address's cap and the reserve together: each holds its slot until the body
+    deadline, yet a caller with a token is served at once (through the reserve, where a request without a
+    token is answered 503 from its headers, its body never read)."""
+    gw = two_principals(gateway_factory, tmp_path, "max_connections_per_ip = 6\nreserve_connections = 2")
+    socks = []
+    try:
+        for _ in range(12):
+            sock = connect(gw)
+            sock.sendall(head("/rpc", 1000) + b"[")
+            socks.append(sock)
+        started = time.monotonic()
+        served = post(gw, CALL, TOKEN)
+        assert served.status_code == 200 and "result" in served.json()
+        assert time.monotonic() - started < 5, "not made to wait for the slow bodies' deadline"
+        with contextlib.closing(connect(gw)) as sock:  # without a token, past the caps: refused from its head
+            sock.settimeout(5)
+            sock.sendall(head("/rpc", 1000) + b"[")
+            status, headers, body = read_response(sock)
+        assert status == 503 and json.loads(body)["error"]["data"]["resource"] == "connections_per_ip"
+    finally:
+        for sock in socks:
+            sock.close()
+
+
 def unread_batch(gw: GatewayProcess, calls: int, token: str) -> socket.socket:
     """A batch of ``calls`` ``rpc.discover`` sent on a socket with a small receive buffer; returns once the
     response has begun (its answers are built), its body left unread."""

@@ -72,3 +72,18 @@ def test_a_tool_call_naming_a_key_twice_is_refused_and_the_server_goes_on(tmp_pa
     finally:
         conn.close()
     assert titles == ["Release day"]
+
+
+def test_a_message_nested_past_the_reader_is_answered_under_its_id(tmp_path: Path) -> None:
+    mcp = RawMcp(tmp_path / "state")
+    try:
+        deep = "[" * 20_000 + "]" * 20_000
+        mcp.send(_call(7, '{"action": "recall", "query_text": "x", "deep": ' + deep + "}"))
+        refusal = mcp.read(60)
+        assert refusal is not None and refusal["id"] == 7 and refusal["error"]["code"] == -32700, refusal
+        assert "nesting is too deep" in refusal["error"]["message"], refusal
+        mcp.send(_call(8, '{"deep": ' + deep + "}").replace('"id": 8', '"id": 8.5'))  # no id MCP holds
+        refusal = mcp.read(60)
+        assert refusal is not None and refusal["id"] is None, refusal
+    finally:
+        mcp.close()
