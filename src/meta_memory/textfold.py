@@ -191,23 +191,26 @@ def has_hidden_text(text: str) -> bool:
 def strip_hidden_text(text: str) -> str:
     """``text`` as every renderer gives it to a model: without what :func:`has_hidden_text` finds and
     without every other invisible character (:func:`is_invisible`: zero-width characters and joiners,
-    word joiners, the soft hyphen, every variation selector, fillers) and every private-use code point and
-    noncharacter (:func:`has_private_use`), an emoji flag's tag sequence kept. A write accepts a single
+    word joiners, the soft hyphen, every variation selector) and every private-use code point and
+    noncharacter (:func:`has_private_use`), an emoji flag's tag sequence kept; each
+    :data:`INVISIBLE_FILLERS` blank (a Hangul filler, the braille blank) becomes the space it shows, so
+    words it separates are not run together (and the erasure folds read it the same way). A write accepts a single
     selector after a character that takes it and zero-width characters inside text, each of which picks a
     glyph or a join a model does not need, and each of which can carry a bit or a byte: none reaches the
     model. Records stored before a write refused a character keep it; no renderer passes it on. Idempotent."""
     if text.isascii():
         return text
-    return _invisible_outside_tags().sub("", strip_hidden_tags(text))
+    return _invisible_outside_tags().sub("", strip_hidden_tags(text).translate(_FILLER_SPACES))
 
 
 def strip_invisible(text: str) -> str:
     """``text`` without every :func:`is_invisible` character (the folding of the erasure register's
-    content hash: a text that differs from erased content only by invisible characters is that content).
-    Idempotent."""
+    content hash: a text that differs from erased content only by invisible characters is that content),
+    each :data:`INVISIBLE_FILLERS` blank read as the space it shows, as the renderers read it
+    (:func:`strip_hidden_text`): ``"the\u3164vault"`` is ``"the vault"``, never ``"thevault"``. Idempotent."""
     if text.isascii():
         return text
-    return _invisible().sub("", text)
+    return _invisible().sub("", text.translate(_FILLER_SPACES))
 
 
 #: The control characters (``Cc``) no text a person writes holds and no renderer shows: C0 but tab, line feed
@@ -312,6 +315,8 @@ def unconfuse(text: str) -> str:
 #: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels, the
 #: Khitan small script filler.
 INVISIBLE_FILLERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5, 0x16FE4})
+#: ``str.translate`` table: each :data:`INVISIBLE_FILLERS` blank as the space it shows.
+_FILLER_SPACES: dict[int, str] = dict.fromkeys(INVISIBLE_FILLERS, " ")
 #: Unicode's default-ignorable code points (DerivedCoreProperties.txt, ``Default_Ignorable_Code_Point``) that
 #: are not format characters: the combining grapheme joiner, the Mongolian free variation selectors, the
 #: variation selectors and their supplement, the Hangul fillers, the Khmer inherent vowels, and the code
@@ -366,13 +371,16 @@ _FOLD_CONTROLS: dict[int, str | None] = {
 @lru_cache(maxsize=1)
 def fold_table() -> dict[int, int | None]:
     """``str.translate`` table: every ``Cf``/``Mn``/``Me``/``Cc`` code point past ASCII (but U+0085, which
-    :func:`fold` reads as a space) and invisible filler deleted, every ``Pd`` dash and U+2212 as ``-``."""
+    :func:`fold` reads as a space) deleted, every :data:`INVISIBLE_FILLERS` blank as a space (as the
+    renderers show it), every ``Pd`` dash and U+2212 as ``-``."""
     table: dict[int, int | None] = {}
     for cp in range(0x80, sys.maxunicode + 1):
         if cp == 0x85:  # next line: whitespace, a space to the renderers (fold's last step makes it one)
             continue
         category = unicodedata.category(chr(cp))
-        if category in _DROPPED or cp in INVISIBLE_FILLERS:
+        if cp in INVISIBLE_FILLERS:
+            table[cp] = ord(" ")
+        elif category in _DROPPED:
             table[cp] = None
         elif category == "Pd":
             table[cp] = ord("-")
@@ -395,18 +403,18 @@ def _char_class(code_points: list[int]) -> str:
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     table = fold_table()
     dropped = _char_class([cp for cp, to in table.items() if to is None])
-    dashes = _char_class([cp for cp, to in table.items() if to is not None])
+    dashes = _char_class([cp for cp, to in table.items() if to == ord("-")])
     return re.compile(dropped + "+"), re.compile(dashes)
 
 
 def _strip(text: str) -> str:
     dropped, dashes = _patterns()
-    return dashes.sub("-", dropped.sub("", text))
+    return dashes.sub("-", dropped.sub("", text.translate(_FILLER_SPACES)))
 
 
 def fold(text: str) -> str:
-    """NFKC, format characters removed, Unicode dashes as ``-``, control characters as the renderers show
-    them (:func:`strip_controls`: a vertical tab, form feed, separator or next line a space, others removed).
+    """NFKC, format characters removed, :data:`INVISIBLE_FILLERS` blanks as a space, Unicode dashes as ``-``,
+    control characters as the renderers show them (:func:`strip_controls`: a vertical tab, form feed, separator or next line a space, others removed).
     Printable ASCII passes through untouched.
 
     The removal runs after NFKC, so a compatibility form that decomposes into a dash is folded too.

@@ -190,7 +190,18 @@ def test_a_control_that_separates_words_is_a_space_to_both_folds() -> None:
         assert folded_content_hash("T", f"ba{sep}nk") != folded_content_hash("T", "bank")
 
 
-_shown = st.text(st.sampled_from("ab Z\t\n\r\x00\x07\x0b\x0c\x1b\x1c\x1f\x7f\x85\x9b\u00a0\u200b"), max_size=24)
+def test_a_blank_filler_in_place_of_a_space_is_that_space_to_both_folds_and_the_renderers() -> None:
+    """A Hangul filler or the braille blank shows as blank space: in place of a space it is that space to the
+    renderers and both folds (never a deleted character that runs two words together)."""
+    for blank in "\u3164\uffa0\u2800":
+        assert neutralise(f"the{blank}vault code") == "the vault code"
+        assert fold_whitespace(f"the{blank}vault code") == "the vault code"
+        assert folded_content_hash("T", f"the{blank}vault code") == folded_content_hash("T", "the vault code")
+        assert casefolded_content_hash("T", f"THE{blank}vault code") == casefolded_content_hash("T", "the vault code")
+
+
+_shown = st.text(st.sampled_from("ab Z\t\n\r\x00\x07\x0b\x0c\x1b\x1c\x1f\x7f\x85\x9b\u00a0\u200b\u3164\uffa0\u2800"),
+                 max_size=24)
 
 
 @given(_shown)

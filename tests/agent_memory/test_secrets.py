@@ -173,10 +173,10 @@ def test_a_secret_is_refused_every_time_it_is_scanned() -> None:
         assert scan("t", "", "token: ghp_" + "a" * 36, ()) == "github-token"
 
 
-@pytest.mark.parametrize("sep", ["\x0b", "\x0c", "\x1c", "\x1f", "\x85"])
+@pytest.mark.parametrize("sep", ["\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\u3164", "\uffa0", "\u2800"])
 def test_a_secret_whose_words_a_separating_control_splits_is_found(sep: str) -> None:
-    """The renderers show a vertical tab, a form feed, a separator or a next line as a space; the scan reads
-    them so too, so the model is never shown a secret the scan would have refused in its spaced form."""
+    """The renderers show a vertical tab, a form feed, a separator, a next line or a blank filler (a Hangul
+    filler, the braille blank) as a space; the scan reads them so too, so the model is never shown a secret the scan would have refused in its spaced form."""
     for spaced in ("mysql -u root -pS3cretPass99", "GRANT ALL ON db.* TO app IDENTIFIED BY 'S3cretPass99'"):
         assert scan_text(spaced) is not None
         assert scan_text(spaced.replace(" ", sep)) == scan_text(spaced), repr(sep)

@@ -1,6 +1,7 @@
 """Erased content with a control character slipped in is the same erased content: a bell, an escape, a
 backspace, DEL or a C1 control shows nothing and the injected block drops it, and a vertical tab, a form feed or
-a separator (U+001C-U+001F) in place of a space is shown as that space, so after
+a separator (U+001C-U+001F) or a blank filler (a Hangul filler, the braille blank) in place of a space is
+shown as that space, so after
 ``meta/agent_memory/erase`` such a spelling is refused ``erased`` (remember, the ``memory`` tool) and an
 erase takes such a copy with the record it names, over a real gateway."""
 
@@ -20,7 +21,9 @@ TITLE, BODY = "Diagnosis", "Alice has condition quokkazanzibar Q"
 SLIPPED = [BODY + "\a", BODY.replace("has", "h\x01as"), "\x7f" + BODY, BODY.replace(" Q", "\x1b Q"),
            BODY.replace("Alice", "Al\x08ice"), BODY.replace("condition", "cond\x9bition"),
            BODY.replace(" ", "\x0c"), BODY.replace(" ", "\x0b"), BODY.replace(" has", "\x1chas"),
-           BODY.replace(" ", "\x1d"), BODY.replace(" Q", "\x1e\x1fQ"), BODY.replace(" ", " \x1f")]
+           BODY.replace(" ", "\x1d"), BODY.replace(" Q", "\x1e\x1fQ"), BODY.replace(" ", " \x1f"),
+           # blank fillers (Hangul fillers, the braille blank) in place of a space are shown as that space
+           BODY.replace(" has", "\u3164has"), BODY.replace(" ", "\uffa0"), BODY.replace(" Q", "\u2800Q")]
 
 
 def _refused(body: dict[str, object]) -> None:

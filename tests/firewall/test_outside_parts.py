@@ -29,7 +29,10 @@ SPELLED = ["GetGithubIssue", "GHIssueView", "URLFetch", "getURL", "rss2json", "x
            "yt_transcript", "run_gh", "read_gіthub_issue",  # a Cyrillic і
            "ｒｅａｄ＿ｓｌａｃｋ＿ｃｈａｎｎｅｌ", "list discord messages", "send_email", "ReadInbox", "zendesk_get_ticket",
            "download_attachment", "open_link", "VisitPage", "get_html", "web_browser_v2", "MyWebScraper",
-           "tools.url_fetch", "order_fetch", "get_email_thread", "brave search_news"]
+           "tools.url_fetch", "order_fetch", "get_email_thread", "brave search_news",
+           # names a review found trusted: search services, mail, forums, a browser's navigation
+           "google", "search_google", "google_search", "brave", "outlook", "outlook_read_mail", "hackernews",
+           "stackoverflow", "navigate", "browser_navigate", "page_content", "get_page_content"]
 #: A host's own tools: no part names outside content (``fetch`` leads; ``page`` alone; a server's letters
 #: running on; ``search`` namespaced; ``gh``/``yt`` inside a word).
 ORDINARY = ["calculator", "get_time", "lookup_order", "memory", "read_file", "write_file", "fetch_order",

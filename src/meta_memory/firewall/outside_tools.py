@@ -181,6 +181,7 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "fetch_webpage", "read_webpage", "crawl", "search_web", "internet_search",
         "email_read", "read_inbox", "slack_read", "firecrawl_scrape", "firecrawl_search", "firecrawl_crawl",
         "jina_reader", "serpapi", "perplexity_search", "http_get", "http_post", "curl", "wget", "gmail_read",
+        "brave",
     ),
     # Chat, video, social, note and help-desk services whose messages, pages, videos and tickets people outside
     # the host write (Discord, Telegram and WhatsApp bots' readers, Notion's MCP server, YouTube transcript
@@ -188,7 +189,7 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
     # SearxNG, SerpApi, Jina): as server names, matched as a part of a name (:data:`OUTSIDE_CONTENT_SERVERS`).
     "chat, video, social and help-desk services": (
         "discord", "telegram", "whatsapp", "notion", "youtube", "reddit", "twitter", "zendesk",
-        "bing", "searx", "jina",
+        "bing", "searx", "jina", "google", "outlook", "hackernews", "stackoverflow",
     ),
 }
 
@@ -225,6 +226,11 @@ OUTSIDE_CONTENT_SERVERS: dict[str, str] = {
     "searx": "hosts' SearxNG tools (searx_search, searx_search_results)",
     "serpapi": "hosts' SerpApi tools (serpapi_search, SerpApiGoogleSearchTool)",
     "jina": "Jina's reader and search tools (jina_reader, jina_search)",
+    "google": "hosts' Google search tools (google_search, search_google, a bare google) and Google's workspace "
+              "readers (mail, documents and invitations people outside write)",
+    "outlook": "Outlook mail and calendar readers (outlook_read_mail, ...): mail anyone can send",
+    "hackernews": "Hacker News readers (hackernews_top_stories, get_hackernews_comments, ...)",
+    "stackoverflow": "Stack Overflow search tools (stackoverflow_search, ...): posts people outside wrote",
 }
 
 #: Short names of servers matched as a part of a name like the server itself (module docstring), each with
@@ -254,6 +260,9 @@ OUTSIDE_CONTENT_WORDS: dict[str, str] = {
        for verb in ("get", "read", "fetch", "visit", "open", "load", "view") for noun in ("page", "pages", "html")},
     **{w: "a site or link opened" for w in ("visit_site", "open_site", "read_site", "open_link", "follow_link",
                                              "click_link")},
+    **{w: "a browser's navigation opens a page (puppeteer_navigate, browser_navigate, a bare navigate)"
+       for w in ("navigate",)},
+    **{w: "a page's content read by a tool (get_page_content, page_content)" for w in ("page_content",)},
 }
 
 #: Words of the list matched only as the last part of a segment (a version or ``tool`` suffix allowed):
