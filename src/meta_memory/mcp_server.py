@@ -71,6 +71,7 @@ from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
 __all__ = [
     "SESSION_TAINT_CHOICES",
     "EXCLUDE_FROM_INDEXING_META",
+    "MAX_IN_FLIGHT",
     "MCP_SERVER_NAME",
     "McpMemoryBridge",
     "RefusalLog",
@@ -82,6 +83,9 @@ log = logging.getLogger("meta_memory.mcp")
 
 #: The MCP server's advertised name.
 MCP_SERVER_NAME = "meta-memory"
+#: Requests handed to the MCP SDK and not yet answered, at most: past it, stdin is not read until one is
+#: answered (or cancelled), so a client that floods requests without reading answers holds only this many.
+MAX_IN_FLIGHT = 64
 
 #: ``_meta`` key set on every tool result: hosts must keep it out of semantic indexing.
 EXCLUDE_FROM_INDEXING_META = "meta_memory/exclude_from_indexing"
@@ -284,9 +288,16 @@ class _StrictLines:
     At the end of input the lines end only once every request handed to the SDK has been answered (the
     server's answers pass through :meth:`relay`), or cancelled by the client's ``notifications/cancelled``:
     the SDK cancels the calls still running when its input ends, so a client that writes its calls and
-    closes stdin would otherwise get no answer to a call whose write was nevertheless committed."""
+    closes stdin would otherwise get no answer to a call whose write was nevertheless committed.
 
-    def __init__(self, source: Any, limit: int, refusals: RefusalLog | None = None) -> None:
+    At most ``max_in_flight`` requests are handed to the SDK unanswered (:data:`MAX_IN_FLIGHT` by
+    default): with that many open, no further line is read until one is answered or cancelled. The SDK
+    runs every request it reads at once and keeps its answer until the client reads it, so a client that
+    writes requests faster than it reads answers (or never reads them) would otherwise grow the server's
+    memory without bound; now it is held back by its own pipe, as ``gateway --stdio`` holds it."""
+
+    def __init__(self, source: Any, limit: int, refusals: RefusalLog | None = None,
+                 max_in_flight: int | None = None) -> None:
         self._source = source
         self._limit = limit
         self._refusals = refusals or RefusalLog()
@@ -295,6 +306,9 @@ class _StrictLines:
         self._in_flight: set[str | int] = set()
         self._settled = anyio.Event()
         self._settled.set()
+        self._max_in_flight = MAX_IN_FLIGHT if max_in_flight is None else max_in_flight
+        self._room = anyio.Event()  # set while fewer than max_in_flight requests are open
+        self._room.set()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -328,17 +342,22 @@ class _StrictLines:
             if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
                 self._in_flight.add(raw_id)
                 self._settled = anyio.Event()
+                if len(self._in_flight) >= self._max_in_flight and self._room.is_set():
+                    self._room = anyio.Event()
         elif message["method"] == "notifications/cancelled" and isinstance(message.get("params"), dict):
             self._settle(message["params"].get("requestId"))
 
     def _settle(self, request_id: object) -> None:
         if isinstance(request_id, (str, int)):
             self._in_flight.discard(request_id)
+        if len(self._in_flight) < self._max_in_flight:
+            self._room.set()
         if not self._in_flight:
             self._settled.set()
 
     async def _lines(self) -> AsyncIterator[str]:
         while True:
+            await self._room.wait()  # back-pressure: the client's next line waits in its pipe
             read = await anyio.to_thread.run_sync(read_line, self._source, self._limit)
             if read is None:
                 self._refusals.close()
