@@ -11,11 +11,13 @@ from meta_memory.agent_memory.hashing import (
     content_hash,
     erasure_hashes,
     fold_compat,
+    fold_skeleton,
     fold_whitespace,
     folded_content_hash,
     mint_token,
     new_memory_id,
     new_memory_ids,
+    skeleton_content_hash,
 )
 from meta_memory.injection.defang import neutralise
 from meta_memory.textfold import is_invisible, strip_controls, strip_invisible
@@ -265,6 +267,61 @@ def test_fold_compat_examples() -> None:
 
 @settings(max_examples=300)
 @given(st.text(), st.text())
-def test_erasure_hashes_are_the_three_hashes(title: str, body: str) -> None:
+def test_erasure_hashes_are_the_four_hashes(title: str, body: str) -> None:
     assert erasure_hashes(title, body) == (content_hash(title, body), folded_content_hash(title, body),
-                                           casefolded_content_hash(title, body))
+                                           casefolded_content_hash(title, body), skeleton_content_hash(title, body))
+
+
+#: Letters of other scripts a reader (and a model) takes for a Latin letter, with that letter: fold 3 reads
+#: each as it (Unicode's confusables prototypes, ASCII read as itself).
+LOOK_ALIKES = {
+    "\u0430": "a", "\u043e": "o", "\u0435": "e", "\u0440": "p", "\u0441": "c", "\u0445": "x", "\u0443": "y",
+    "\u0456": "i", "\u0458": "j", "\u0455": "s", "\u0501": "d", "\u04bb": "h", "\u051b": "q", "\u051d": "w",
+    "\u03bf": "o", "\u03b1": "a", "\u03c1": "p", "\u03bd": "v", "\u03c5": "u", "\u03b9": "i",
+    "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H", "\u041e": "O",
+    "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0425": "X", "\u0406": "I", "\u0405": "S",
+    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I", "\u039a": "K",
+    "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
+}
+
+
+def test_each_listed_look_alike_folds_to_its_latin_letter() -> None:
+    for char, latin in LOOK_ALIKES.items():
+        assert fold_skeleton(char) == fold_skeleton(latin) == latin.lower(), (char, latin, fold_skeleton(char))
+    assert fold_skeleton("p\u0430yp\u0430l") == fold_skeleton("PayPal") == "paypal"
+    assert fold_skeleton("\u03a1\u0391\u03a5\u03a1\u0391L") == "paypal"  # Greek capitals
+    assert fold_skeleton("c\u0430fe\u0301") == fold_skeleton("caf\u00e9") == "caf\u00e9"  # accents stay
+    assert fold_skeleton("\u0451") == fold_skeleton("\u00eb")  # a Cyrillic letter with a mark, decomposed first
+    # ASCII is never mapped: 0 and O, 1 and l, rn and m stay apart; ASCII text folds as fold 2 folds it
+    assert len({fold_skeleton(t) for t in ("0", "o", "1", "l", "rn", "m")}) == 6
+    assert fold_skeleton("Erase  ME") == fold_compat("Erase  ME") == "erase me"
+    # other words stay other words, in either script
+    assert fold_skeleton("bluebird") != fold_skeleton("redbird")
+    assert fold_skeleton("\u0432\u043e\u0434\u0430") != fold_skeleton("\u0432\u0438\u043d\u043e")
+
+
+@settings(max_examples=500)
+@given(st.text())
+def test_fold_skeleton_is_idempotent(text: str) -> None:
+    folded = fold_skeleton(text)
+    assert fold_skeleton(folded) == folded
+    assert fold_skeleton(fold_whitespace(text)) == folded
+
+
+_LATIN_WORDS = st.lists(st.text(st.sampled_from(sorted(set("".join(LOOK_ALIKES.values())) | set("fglmnrtz"))),
+                                min_size=1, max_size=12), min_size=1, max_size=6)
+
+
+@settings(max_examples=300)
+@given(_LATIN_WORDS, st.data())
+def test_look_alike_spellings_fold_alike(words: list[str], data: st.DataObject) -> None:
+    """Any letters of a Latin text swapped for listed look-alikes (and its case and spacing changed) fold as
+    the text does, and its fold-3 hash is the text's (the erasure register's match)."""
+    text = " ".join(words)
+    swaps: dict[str, list[str]] = {}
+    for char, latin in LOOK_ALIKES.items():
+        swaps.setdefault(latin, []).append(char)
+    variant = "".join(data.draw(st.sampled_from([c, *swaps.get(c, ())])) for c in text)
+    variant = variant.replace(" ", data.draw(st.sampled_from([" ", "  ", "\u00a0", " \u200b"])))
+    assert fold_skeleton(variant) == fold_skeleton(text) == text.lower()
+    assert erasure_hashes(variant, variant)[3] == erasure_hashes(text, text)[3] == erasure_hashes(text, text)[2]

@@ -64,7 +64,7 @@ def test_old_fold_erasures_keep_refusing_and_new_ones_fold_case(monkeypatch: pyt
             assert rows == {"mem-caps": None, "mem-lower": None, mid: content_hash("orchard plan", "meet at the old oak")}
             view = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = %s "
                                 "AND table_name = 'erasures' ORDER BY ordinal_position", (name + "_realm",)).fetchall()
-            assert [c for (c,) in view][-1] == "casefolded_hash"
+            assert "casefolded_hash" in [c for (c,) in view]
             conn.execute("INSERT INTO erasures(realm, memory_id, scope_kind, scope_key, content_hash, folded_hash, "
                          "casefolded_hash, erased_at_ms) SELECT %s, 'mem-' || i, 'identity', %s, md5(i::text), "
                          "md5((i + 1)::text), md5((i + 2)::text), 1 FROM generate_series(1, 3000) AS i", (R, ID))

@@ -20,16 +20,21 @@ content hash, who erased it, when, and the caller's reason (refused when it hold
 recorder tool, an import, the markdown import, a proposal, a promotion, a review — is refused
 (``AgentMemoryError("erased")``) when it would bring back an erased id, or erased content into the
 scope it was erased from (compared by :func:`~meta_memory.agent_memory.hashing.content_hash` of the
-normalised title and body, the hash the exact-duplicate check uses, and by two folded hashes:
+normalised title and body, the hash the exact-duplicate check uses, and by three folded hashes:
+:func:`~meta_memory.agent_memory.hashing.skeleton_content_hash` (fold 3: look-alike letters of other
+scripts read as the Latin letters they look like, Cyrillic ``"а"`` as ``a``, and what fold 2 folds),
 :func:`~meta_memory.agent_memory.hashing.casefolded_content_hash` (fold 2: whitespace, invisible
 characters, NFKC compatibility forms such as full-width letters, and case folded) and, for the rows
 registered before the register kept fold 2,
 :func:`~meta_memory.agent_memory.hashing.folded_content_hash` (fold 1: whitespace and invisible
-characters only). Content that differs from erased content only in what the row's fold folds is the
-same erased content. Residuals: an erasure registered before fold 2 (schema migration 15) keeps its
-exact and fold-1 hashes only (the content is gone: nothing to rehash), so it refuses the case and width
-variants only of content that was erased in lower case and NFKC form; one registered before fold 1
-(migration 12) matches by the exact hash, and folded forms only of content erased in folded form).
+characters only). Content that differs from erased content only in what the row's folds fold is the
+same erased content. Residuals: an erasure registered before fold 3 (schema migration 22) keeps its
+exact, fold-1 and fold-2 hashes only (the content is gone: nothing to rehash), so it refuses look-alike
+spellings only of content whose fold-2 form has no letter fold 3 maps (all-ASCII content, the common
+case: a look-alike write's fold-3 hash is then the row's fold-2 hash); one registered before fold 2
+(migration 15) keeps its exact and fold-1 hashes only, so it refuses the case and width variants only
+of content that was erased in lower case and NFKC form; one registered before fold 1 (migration 12)
+matches by the exact hash, and folded forms only of content erased in folded form).
 
 Erasure never waits on a reviewer: a record of the closure under quarantine review is erased with the
 rest, in the same transaction, and its review closes as erased (its ``erase`` audit row carries
@@ -66,7 +71,9 @@ class Erasure:
     hash (:func:`~meta_memory.agent_memory.hashing.folded_content_hash`; ``None`` for an erasure registered
     before the register kept it) and its fold-2 hash
     (:func:`~meta_memory.agent_memory.hashing.casefolded_content_hash`; ``None`` for an erasure registered
-    before the register kept it). All are ``""`` for an erasure that keeps out no content."""
+    before the register kept it) and its fold-3 hash
+    (:func:`~meta_memory.agent_memory.hashing.skeleton_content_hash`; ``None`` likewise). All are ``""``
+    for an erasure that keeps out no content."""
 
     memory_id: str
     scope_kind: str
@@ -74,22 +81,26 @@ class Erasure:
     content_hash: str
     folded_hash: str | None = None
     casefolded_hash: str | None = None
+    skeleton_hash: str | None = None
 
     def covers(self, scope: Scope, *hashes: str) -> bool:
         """Whether this erasure forbids content of ``hashes`` (a write's
-        :func:`~meta_memory.agent_memory.hashing.erasure_hashes`: exact, fold 1, fold 2) in ``scope``: the
-        same scope, and the same content up to the finest fold the row was registered with (:meth:`matches`)."""
+        :func:`~meta_memory.agent_memory.hashing.erasure_hashes`: exact, folds 1, 2 and 3) in ``scope``: the
+        same scope, and the same content up to the folds the row was registered with (:meth:`matches`)."""
         return (self.scope_kind, self.scope_key) == scope.storage() and self.matches(*hashes)
 
     def matches(self, *hashes: str) -> bool:
         """Whether the content of ``hashes`` is this erasure's, in whatever scope (the rule of :meth:`covers`
         without the scope: an import refuses content erased anywhere in the installation): any of the
         write's hashes equal to any of the row's. Fold 2 folds what fold 1 folds (``fold_compat(t) ==
-        fold_compat(fold_whitespace(t))``), so a hash of one fold equal to a hash of another (or to an exact
-        hash: one content is the other folded) still means one content under fold 2; an erasure without a
-        fold-2 hash refuses its exact content, the re-spaced forms of it, and every form of content that
-        was erased already folded."""
-        mine = (self.content_hash, self.folded_hash, self.casefolded_hash)
+        fold_compat(fold_whitespace(t))``), and fold 3 folds what fold 1 folds and reads look-alike letters
+        as Latin ones in text it then folds as fold 2 does, so a hash of one fold equal to a hash of another
+        (or to an exact hash: one content is the other folded) still means content that reads as the
+        erased content; an erasure without a fold-2 hash refuses its exact content, the re-spaced forms of
+        it, and every form of content that was erased already folded, one without a fold-3 hash the
+        look-alike spellings of content whose fold-2 form is its own skeleton (all-ASCII content: its
+        fold-2 hash is its fold-3 hash)."""
+        mine = (self.content_hash, self.folded_hash, self.casefolded_hash, self.skeleton_hash)
         return any(h and h in mine for h in hashes)
 
 

@@ -4,9 +4,11 @@
   (canonically equivalent texts, which render alike, are the same content); :func:`folded_content_hash` is the
   same hash over the whitespace-folded content (:func:`fold_whitespace`, fold 1), and
   :func:`casefolded_content_hash` over the content folded also for compatibility forms and case
-  (:func:`fold_compat`, fold 2): the erasure register's matches of content that differs from erased
-  content only in whitespace, invisible characters, control characters, width, compatibility forms or case
-  (:func:`erasure_hashes` gives a write's three hashes).
+  (:func:`fold_compat`, fold 2), and :func:`skeleton_content_hash` over that folded content with each
+  letter of another script that looks like a Latin one read as that Latin letter (:func:`fold_skeleton`,
+  fold 3): the erasure register's matches of content that differs from erased content only in whitespace,
+  invisible characters, control characters, width, compatibility forms, case or look-alike letters
+  (:func:`erasure_hashes` gives a write's four hashes).
 - :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{nonce:016x}`` (``nonce``: 64 random bits, no
   function of the content); :func:`new_memory_ids` mints many, their nonces from one ``os.urandom`` call.
 - :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{nonce:08x}`` (32 random bits).
@@ -22,11 +24,14 @@ review) cannot be used to confirm a guess of the text.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import os
 import threading
 import time
 import unicodedata
+from importlib import resources
 
 from meta_memory.textfold import strip_controls, strip_invisible
 
@@ -34,13 +39,16 @@ __all__ = [
     "canonical",
     "casefolded_content_hash",
     "content_hash",
+    "ErasureHashes",
     "erasure_hashes",
     "fold_compat",
+    "fold_skeleton",
     "fold_whitespace",
     "folded_content_hash",
     "mint_token",
     "new_memory_id",
     "new_memory_ids",
+    "skeleton_content_hash",
 ]
 
 _clock_lock = threading.Lock()
@@ -120,7 +128,8 @@ def fold_compat(text: str) -> str:
     ``fold_compat(fold_whitespace(t)) == fold_compat(t)``.
 
     Visible differences stay: accents and other combining marks (``"café"`` is not ``"cafe"``), letters
-    of other scripts that look Latin, punctuation. ASCII text costs one ``str.lower``."""
+    of other scripts that look Latin (:func:`fold_skeleton`, fold 3, reads those as Latin), punctuation.
+    ASCII text costs one ``str.lower``."""
     return _fold_forms_and_case(_visible(text))
 
 
@@ -154,19 +163,160 @@ def casefolded_content_hash(title: str, body: str, exact: str | None = None) -> 
     return content_hash(folded_title, folded_body)
 
 
-def erasure_hashes(title: str, body: str, exact: str | None = None) -> tuple[str, str, str]:
-    """``(content hash, fold-1 hash, fold-2 hash)`` of a write of ``title`` and ``body``: what the
-    erasure register compares with every row (:meth:`~meta_memory.agent_memory.erase.Erasure.matches`).
-    The fold-1 hash finds the rows registered with fold 1 only (before the register kept fold 2).
+def fold_skeleton(text: str) -> str:
+    """``text`` folded for look-alike letters, and as :func:`fold_compat` folds it (fold 3 of the erasure
+    register): a confusable "skeleton" in the sense of Unicode Technical Standard #39. ``text`` without its
+    invisible characters and in NFKC, read in canonical decomposition (NFD), each character that
+    Unicode's confusables data maps to a Latin prototype replaced by it (Cyrillic ``"а"`` U+0430, ``"о"``,
+    ``"е"``, ``"р"``, ``"с"``, Greek ``"ο"`` U+03BF... read as Latin ``a``, ``o``, ``e``, ``p``, ``c``,
+    ``o``; Cyrillic ``"Н"`` and Greek ``"Η"`` as ``H``), then folded by :func:`fold_compat`, both again
+    until nothing changes. ``"pаypal"`` with a Cyrillic ``а`` folds as ``"PayPal"`` does. Idempotent.
+
+    The mapping reads the text before case folding, as the standard's skeleton does: a capital that looks
+    like a Latin capital is that capital (``"Н"`` is ``H``) though its lower case looks like another letter
+    (``"н"``, like a small capital ``ʜ``, is not ``h``). So fold 3 is not a function of fold 2's text: two
+    texts equal under fold 2 may differ under fold 3 (``"Н"`` and ``"н"``), and the register compares a
+    write under every fold (:meth:`~meta_memory.agent_memory.erase.Erasure.matches`).
+
+    The table (:func:`_skeleton_table`) is derived from the ``confusable-homoglyphs`` package's copy of
+    Unicode's ``confusables.txt``, read once, at the first non-ASCII text: only the mappings of a non-ASCII
+    character to a prototype of Latin letters (ASCII, other Latin letters, combining marks), so letters
+    that look like no Latin letter stay as they are. ASCII is never mapped: ``0`` and ``O``, ``1`` and
+    ``l``, ``rn`` and ``m`` stay apart (a keyboard types them; they are different text to a reader and a
+    model alike), and ASCII text folds as :func:`fold_compat` folds it, at its cost. A word written wholly
+    in Cyrillic or Greek is mapped too (``"вода"`` folds to ``"ʙoдa"``): two texts of those scripts fold
+    alike only where they differ in letters that look alike."""
+    visible = _visible(text)
+    if visible.isascii():
+        return _fold_forms_and_case(visible)
+    return _skeleton(unicodedata.normalize("NFKC", visible))
+
+
+def _skeleton(visible: str, compat: str | None = None) -> str:
+    """:func:`fold_skeleton` of ``visible``, a text without invisible characters (in NFKC, or ASCII);
+    ``compat`` is its :func:`fold_compat` when the caller holds it."""
+    if visible.isascii():
+        return _fold_forms_and_case(visible) if compat is None else compat
+    table, keys = _skeleton_table(), _skeleton_keys()
+    folded = visible
+    for _ in range(_COMPAT_ROUNDS):  # until the mapping and fold_compat both leave it as it is
+        decomposed = unicodedata.normalize("NFD", folded)
+        if not keys.isdisjoint(decomposed):
+            mapped = _fold_forms_and_case(decomposed.translate(table))
+        elif folded is visible and compat is not None:
+            mapped = compat  # nothing to map: fold_compat's text (NFKC reads NFD as the text itself)
+        else:
+            mapped = _fold_forms_and_case(folded)
+        if mapped == folded:
+            break
+        folded = mapped
+    return folded
+
+
+@functools.cache
+def _skeleton_table() -> dict[int, str]:
+    """``{code point: prototype}`` of fold 3 (:func:`fold_skeleton`), built once from the
+    ``confusable-homoglyphs`` package's ``confusables.json`` (read from the installed package itself,
+    whatever its ``CONFUSABLE_DATA`` setting says, so the fold and its hashes do not move with the
+    environment).
+
+    That file keeps each line of Unicode's ``confusables.txt`` (a source character → its prototype) as an
+    edge both ways. A source has one prototype and a prototype is never a source, so a character with one
+    neighbour is a source and the neighbour its prototype, except in a pair of two characters seen only
+    with each other: there the later code point maps to the earlier. Kept: a non-ASCII source whose
+    prototype is Latin (:func:`_latin_prototype`), its prototype in NFD, or, as ASCII is never mapped, the
+    ASCII source of that prototype that reads as it does (:func:`_ascii_reading`: Cyrillic ``"І"`` is
+    ``I``, not the prototype ``l``). Raises ``ImportError`` when the package is missing, ``OSError`` or
+    ``ValueError`` when its data is unreadable: a write that needs fold 3 then fails, never let through
+    unchecked (nothing is cached, so the next write tries again)."""
+    data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8"))
+    neighbours: dict[str, set[str]] = {}
+    for key, entries in data.items():
+        neighbours.setdefault(_unmarked(key), set()).update(_unmarked(e["c"]) for e in entries)
+    table: dict[int, str] = {}
+    for source, protos in neighbours.items():
+        if len(source) != 1 or source.isascii() or len(protos) != 1:
+            continue
+        (proto,) = protos
+        if proto == source or not _latin_prototype(proto):
+            continue
+        if not proto.isascii() and neighbours.get(proto) == {source} and proto > source:
+            continue  # a pair seen only with each other: the later code point maps to the earlier
+        if proto.isascii():
+            proto = _ascii_reading(source, proto, [s for s in neighbours.get(proto, ()) if len(s) == 1
+                                                   and s.isascii() and neighbours.get(s) == {proto}])
+        table[ord(source)] = unicodedata.normalize("NFD", proto)
+    return table
+
+
+def _ascii_reading(source: str, proto: str, ascii_sources: list[str]) -> str:
+    """What ``source`` maps to when its prototype ``proto`` is ASCII and ASCII characters are themselves
+    sources of it (``I``, ``1`` and ``|`` of ``l``; ``0`` of ``O``; ``m`` of ``rn``): ASCII is never mapped,
+    so the one of them a reader takes ``source`` for. A digit reads as the ASCII digit, a letter as the
+    single ASCII letter of its case (a capital as ``I``, a small letter or one without case as ``l``);
+    anything else, or when none fits, as ``proto``."""
+    kind = unicodedata.category(source)
+
+    def reads_as(c: str) -> bool:
+        if kind == "Nd":
+            return c.isdigit()
+        return kind.startswith("L") and len(c) == 1 and c.isalpha() and c.isupper() == source.isupper()
+
+    return next((c for c in (proto, *sorted(ascii_sources)) if reads_as(c)), proto)
+
+
+@functools.cache
+def _skeleton_keys() -> frozenset[str]:
+    """The characters :func:`_skeleton_table` maps (a text holding none is left as it is: one scan)."""
+    return frozenset(map(chr, _skeleton_table()))
+
+
+def _unmarked(text: str) -> str:
+    """``text`` without the left-to-right marks ``confusables.json`` wraps right-to-left characters in."""
+    return text.replace("\u200e", "")
+
+
+def _latin_prototype(proto: str) -> bool:
+    """Whether ``proto`` is a prototype fold 3 maps to: ASCII, Latin letters and combining marks only, one
+    of them at least an ASCII character or a Latin letter."""
+    def latin(c: str) -> bool:
+        return c.isascii() or unicodedata.name(c, "").startswith("LATIN ")
+
+    return all(latin(c) or unicodedata.category(c).startswith("M") for c in proto) and any(map(latin, proto))
+
+
+def skeleton_content_hash(title: str, body: str, exact: str | None = None) -> str:
+    """:func:`content_hash` over ``title`` and ``body`` each folded by :func:`fold_skeleton` (fold 3): equal
+    for two contents that differ only in whitespace, invisible characters, width, compatibility forms, case
+    or look-alike letters of other scripts. ``exact`` as for :func:`folded_content_hash`."""
+    folded_title, folded_body = fold_skeleton(title), fold_skeleton(body)
+    if exact is not None and folded_title == title and folded_body == body:
+        return exact
+    return content_hash(folded_title, folded_body)
+
+
+#: A write's hashes for the erasure register: ``(content hash, fold-1 hash, fold-2 hash, fold-3 hash)``.
+ErasureHashes = tuple[str, str, str, str]
+
+
+def erasure_hashes(title: str, body: str, exact: str | None = None) -> ErasureHashes:
+    """``(content hash, fold-1 hash, fold-2 hash, fold-3 hash)`` of a write of ``title`` and ``body``: what
+    the erasure register compares with every row (:meth:`~meta_memory.agent_memory.erase.Erasure.matches`).
+    The fold-1 and fold-2 hashes find the rows registered before the register kept fold 2 or fold 3 too.
     ``exact`` is ``content_hash(title, body)`` when the caller holds it."""
     exact = content_hash(title, body) if exact is None else exact
     title1, body1 = fold_whitespace(title), fold_whitespace(body)
     fold1 = exact if title1 == title and body1 == body else content_hash(title1, body1)
     # fold 2 from fold 1's text (fold_compat(fold_whitespace(t)) == fold_compat(t)): the invisible
-    # characters are removed once
+    # characters are removed once; fold 3 from fold 1's text likewise (fold_skeleton(fold_whitespace(t)) ==
+    # fold_skeleton(t)), and, for ASCII text, equal to fold 2's (nothing ASCII is mapped)
     title2, body2 = _fold_forms_and_case(title1), _fold_forms_and_case(body1)
     fold2 = fold1 if title2 == title1 and body2 == body1 else content_hash(title2, body2)
-    return exact, fold1, fold2
+    if title1.isascii() and body1.isascii():
+        return exact, fold1, fold2, fold2
+    title3, body3 = (_skeleton(unicodedata.normalize("NFKC", t), c) for t, c in ((title1, title2), (body1, body2)))
+    fold3 = fold2 if title3 == title2 and body3 == body2 else content_hash(title3, body3)
+    return exact, fold1, fold2, fold3
 
 
 #: Bytes of randomness at the end of each minted memory id (16 hex digits).

@@ -41,7 +41,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import content_hash, erasure_hashes, new_memory_id, new_memory_ids
+from meta_memory.agent_memory.hashing import ErasureHashes, content_hash, erasure_hashes, new_memory_id, new_memory_ids
 from meta_memory.agent_memory.model import (
     Author,
     AuthorKind,
@@ -107,12 +107,12 @@ class RecordReader(Protocol):
 @dataclass(frozen=True, slots=True)
 class ErasureCheck:
     """One write the erasure register must allow: op ``op_index`` brings content of ``hashes`` (exact,
-    fold 1, fold 2: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`) into each of ``scopes`` (its target, and the identity scope of an agent author), under ``memory_id`` when the
+    folds 1, 2 and 3: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`) into each of ``scopes`` (its target, and the identity scope of an agent author), under ``memory_id`` when the
     write names its own id (a restore, a markdown import)."""
 
     op_index: int
     scopes: tuple[Scope, ...]
-    hashes: tuple[str, str, str]
+    hashes: ErasureHashes
     memory_id: str | None = None
 
     @classmethod

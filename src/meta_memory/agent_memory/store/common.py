@@ -43,7 +43,13 @@ from meta_memory.agent_memory.erase import (
 )
 from meta_memory.agent_memory.fields import canonical_metadata
 from meta_memory.agent_memory.filters import FilterNode, compile_filter
-from meta_memory.agent_memory.hashing import casefolded_content_hash, erasure_hashes, fold_compat, mint_token
+from meta_memory.agent_memory.hashing import (
+    ErasureHashes,
+    erasure_hashes,
+    fold_compat,
+    fold_skeleton,
+    mint_token,
+)
 from meta_memory.agent_memory.model import (
     Kind,
     MemoryRecord,
@@ -70,7 +76,7 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
-from meta_memory.agent_memory.store.shared_ddl import ERASURE_LOOKUP_HASH
+from meta_memory.agent_memory.store.shared_ddl import ERASURE_LOOKUP_HASH, ERASURE_SKELETON_HASH
 from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Connection, Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
@@ -387,34 +393,37 @@ class SqlRecordReader:
         """The erasure-register rows naming any of ``ids`` or matching any of ``content_hashes`` (a few
         ``IN`` lookups, on the register's key and its match index).
 
-        A row is looked up by its fold-2 hash, else its fold-1 hash, else its content hash (the finest it
-        was registered with: ``shared_ddl.ERASURE_LOOKUP_HASH``): ``content_hashes`` holds the three hashes
-        of each write (:func:`~meta_memory.agent_memory.hashing.erasure_hashes`), and content a row matches
-        has that row's finest hash among them, so this one lookup finds every row
+        A row is looked up by its fold-2 hash, else its fold-1 hash, else its content hash (the finest of
+        those it was registered with: ``shared_ddl.ERASURE_LOOKUP_HASH``), and by its fold-3 hash
+        (``shared_ddl.ERASURE_SKELETON_HASH``): ``content_hashes`` holds the four hashes of each write
+        (:func:`~meta_memory.agent_memory.hashing.erasure_hashes`), and content a row matches has that row's
+        finest fold-2 lookup hash or its fold-3 hash among them, so these lookups find every row
         :meth:`~meta_memory.agent_memory.erase.Erasure.covers` may match."""
         out: dict[str, Erasure] = {}
-        for column, wanted in (("memory_id", ids), (ERASURE_LOOKUP_HASH, content_hashes)):
+        for column, wanted in (("memory_id", ids), (ERASURE_LOOKUP_HASH, content_hashes),
+                               (ERASURE_SKELETON_HASH, content_hashes)):
             values = sorted({v for v in wanted if not (self._store.refuses_nul and "\x00" in v)})
             for first in range(0, len(values), _ERASURE_CHUNK):
                 chunk = tuple(values[first:first + _ERASURE_CHUNK])
                 sql, params = self._store._realm_rows(
-                    self.realm, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash, casefolded_hash",
+                    self.realm, "erasures",
+                    "memory_id, scope_kind, scope_key, content_hash, folded_hash, casefolded_hash, skeleton_hash",
                     f"{column} IN ({', '.join('?' * len(chunk))})", chunk)
                 for r in self._conn.execute(sql, params).fetchall():
-                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3], r[4], r[5])
+                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
         return list(out.values())
 
 
 @dataclass(frozen=True, slots=True)
 class _ErasedProposal:
-    """A proposal an erase takes: its id, status, target scope (JSON), content hashes (exact, fold 1,
-    fold 2: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`; ``("", "", "")`` when unreadable), and
+    """A proposal an erase takes: its id, status, target scope (JSON), content hashes (exact, folds 1, 2
+    and 3: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`; all ``""`` when unreadable), and
     the scope its erasure is registered under (the proposing agent's identity scope, else the target's)."""
 
     proposal_id: str
     status: str
     scope_json: dict[str, Any]
-    hashes: tuple[str, str, str]
+    hashes: ErasureHashes
     register_scope: tuple[str, str]
 
 
@@ -425,9 +434,9 @@ _PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: str | None) -> list[_ErasedProposal]:
     """The proposals an erase of ``closure`` takes: every proposal of ``identity`` (an identity erase), and
     any proposal holding erased content proposed from, or into, a scope that content was erased from."""
-    # by fold-2 hash: a proposal whose text differs from an erased record's only in whitespace, invisible
-    # characters, width or case holds its content
-    erased = {(r.scope.storage(), casefolded_content_hash(r.title, r.body, r.content_hash)) for r in closure}
+    # by fold-2 and fold-3 hash: a proposal whose text differs from an erased record's only in whitespace,
+    # invisible characters, width, case or look-alike letters holds its content
+    erased = {(r.scope.storage(), h) for r in closure for h in erasure_hashes(r.title, r.body, r.content_hash)[2:]}
     out: list[_ErasedProposal] = []
     for row in tx.proposals.listing(_PROPOSAL_STATUSES, MAX_ERASE_RECORDS):
         author = row.author
@@ -437,11 +446,11 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
             record = normalize_record(NewMemoryRecord.from_json(row.record))
             hashes = erasure_hashes(record.title, record.body)
         except (ValueError, KeyError, TypeError):
-            hashes = ("", "", "")  # an unreadable proposal goes only with its proposer's identity
-        chash, folded = hashes[0], hashes[2]
+            hashes = ("", "", "", "")  # an unreadable proposal goes only with its proposer's identity
         target = (row.scope_kind, row.scope_key)
         own = identity is not None and proposer_scope == ("identity", identity)
-        same = bool(chash) and ((target, folded) in erased or (proposer_scope is not None and (proposer_scope, folded) in erased))
+        same = bool(hashes[0]) and any((scope, folded) in erased for folded in hashes[2:]
+                                       for scope in (target, proposer_scope) if scope is not None)
         if own or same:
             scope_json = Scope.from_storage(tx.realm, row.scope_kind, row.scope_key).to_json()
             out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, hashes, proposer_scope or target))
@@ -820,9 +829,11 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                       titles: dict[Scope, dict[str, list[str]]]) -> list[MemoryRecord]:
         """Records sharing a scope and content with any of ``recs`` (any status): the same content hash, or
         the same fold-2 hash (:func:`~meta_memory.agent_memory.hashing.casefolded_content_hash`: a text that
-        differs only in whitespace, invisible characters, width or case, the erasure register's match). Both
-        imply titles equal under fold 2, so the candidates are the rows of the scope whose folded title is
-        one of ``recs``'; their records are read by id and their hashes compared here.
+        differs only in whitespace, invisible characters, width or case), or the same fold-3 hash
+        (:func:`~meta_memory.agent_memory.hashing.skeleton_content_hash`: or in look-alike letters), the
+        erasure register's matches. Each implies titles equal under fold 2 or fold 3, so the candidates are
+        the rows of the scope whose title folded either way is one of ``recs``' so folded; their records are
+        read by id and their hashes compared here.
 
         ``titles`` caches, per scope, the ids of its rows by folded title: one read of a scope's titles (a
         walk of the scope, as the title is not indexed) per erase, however many batches its closure takes."""
@@ -830,8 +841,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         for r in recs:
             hashes, folded_titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
             hashes.add(r.content_hash)
-            folded_titles.add(fold_compat(r.title))
-            folded.add(casefolded_content_hash(r.title, r.body, r.content_hash))
+            folded_titles.update((fold_compat(r.title), fold_skeleton(r.title)))
+            folded.update(erasure_hashes(r.title, r.body, r.content_hash)[2:])
         out: list[MemoryRecord] = []
         for scope, (hashes, folded_titles, folded) in by_scope.items():
             ids_by_title = titles.get(scope)
@@ -840,7 +851,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 sql, params = self._realm_records(realm, "memory_id, title", "scope_kind = ? AND scope_key = ?",
                                                   scope.storage())
                 for mid, title in conn.execute(sql, params).fetchall():
-                    ids_by_title.setdefault(fold_compat(title), []).append(mid)
+                    for key in {fold_compat(title), fold_skeleton(title)}:
+                        ids_by_title.setdefault(key, []).append(mid)
             wanted = sorted({mid for t in folded_titles for mid in ids_by_title.get(t, ())})
             for first in range(0, len(wanted), _ERASURE_CHUNK):
                 chunk = tuple(wanted[first:first + _ERASURE_CHUNK])
@@ -848,7 +860,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                     realm, RECORD_COLUMNS, f"memory_id IN ({', '.join('?' * len(chunk))})", chunk)
                 for row in conn.execute(sql, params).fetchall():
                     rec = row_to_record(realm, row)
-                    if rec.content_hash in hashes or casefolded_content_hash(rec.title, rec.body, rec.content_hash) in folded:
+                    if rec.content_hash in hashes or not folded.isdisjoint(
+                            erasure_hashes(rec.title, rec.body, rec.content_hash)[2:]):
                         out.append(rec)
         return out
 
@@ -919,14 +932,14 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             self._erase_leftovers(conn, name)
             # the fold-1 hash too: an earlier release sharing the database matches by it
             hashes = {r.id: erasure_hashes(r.title, r.body, r.content_hash) for r in closure}
-            none = ("", "", "")
+            none = ("", "", "", "")
             registered = [(e.memory_id, *e.scope.storage(), *(hashes[e.memory_id] if keep_out_content else none), now)
                           for e in erased]
             registered += [(p.proposal_id, p.register_scope[0], p.register_scope[1],
                             *(p.hashes if keep_out_content else none), now)
                            for p in proposals]
             self._insert_rows(conn, name, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash, "
-                              "casefolded_hash, erased_at_ms", registered)
+                              "casefolded_hash, skeleton_hash, erased_at_ms", registered)
             token = mint_token("erase")
             audit = [
                 (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status,

@@ -265,7 +265,7 @@ def _realm_view(schema: str, table: str) -> str:
 #: column replaces the view with every column (``CREATE OR REPLACE VIEW`` may append columns).
 _LATER_COLUMNS: dict[str, tuple[tuple[int, str], ...]] = {
     "records": ((8, "metadata"), (9, "expires_at_ms")),
-    "erasures": ((12, "folded_hash"), (15, "casefolded_hash")),
+    "erasures": ((12, "folded_hash"), (15, "casefolded_hash"), (22, "skeleton_hash")),
 }
 
 
@@ -354,6 +354,20 @@ def _erasure_casefolded_hashes(schema: str) -> list[str]:
         f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 15))} "
         f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
         f"CREATE INDEX IF NOT EXISTS erasures_lookup_idx ON erasures(realm, ({ddl.ERASURE_LOOKUP_HASH}), "
+        "scope_kind, scope_key)",
+    ]
+
+
+def _erasure_skeleton_hashes(schema: str) -> list[str]:
+    """``erasures.skeleton_hash`` (as SQLite's step 22: the content hash over the title and body with
+    look-alike letters read as Latin ones, fold 3; ``NULL`` for an erasure registered before), the realm
+    view showing it, and the index a write's hashes are also looked up by (``shared_ddl.ERASURE_SKELETON_HASH``)."""
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    return [
+        "ALTER TABLE erasures ADD COLUMN IF NOT EXISTS skeleton_hash TEXT",
+        f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 22))} "
+        f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        f"CREATE INDEX IF NOT EXISTS erasures_skeleton_idx ON erasures(realm, {ddl.ERASURE_SKELETON_HASH}, "
         "scope_kind, scope_key)",
     ]
 
@@ -519,6 +533,8 @@ def migrations(schema: str) -> list[tuple[int, str, Sequence[str | Work]]]:
         # Content hashes read text in NFC (``hashing.content_hash``): the rows whose title or body is not in
         # NFC are hashed again, so a canonically equivalent write finds them as its duplicate.
         (19, "canonical-content-hashes", [canonical_content_hashes]),
+        # No steps 20 and 21 here: SQLite's scope generations (recall's view cache, SQLite only, as step 13).
+        (22, "erasure-skeleton-hashes", _erasure_skeleton_hashes(schema)),
     ]
 
 

@@ -249,6 +249,16 @@ _ERASURE_CASEFOLDED_HASHES = [
     f"CREATE INDEX IF NOT EXISTS erasures_lookup_idx ON erasures({ddl.ERASURE_LOOKUP_HASH}, scope_kind, scope_key)",
 ]
 
+# The erasure register's fold-3 hash: the content hash over the title and body with look-alike letters of
+# other scripts read as the Latin letters they look like (``hashing.skeleton_content_hash``: Cyrillic "а" as
+# "a"), so content that differs from erased content only in such letters stays out too. An erasure
+# registered before keeps ``NULL`` and matches by its other hashes, as before (its content is gone). A write
+# looks up its four hashes by ``ddl.ERASURE_LOOKUP_HASH`` and by this column: one index seek per hash each.
+_ERASURE_SKELETON_HASHES = [
+    "ALTER TABLE erasures ADD COLUMN skeleton_hash TEXT",
+    f"CREATE INDEX IF NOT EXISTS erasures_skeleton_idx ON erasures({ddl.ERASURE_SKELETON_HASH}, scope_kind, scope_key)",
+]
+
 #: What a cached recall view and its liveness rest on (:mod:`.view_cache`): a row's identity, the text a view
 #: holds, its timestamps, scope, status and expiry (step 13's trigger).
 GENERATION_COLUMNS = ("rid", "memory_id", "content_hash", "title", "description", "body", "tags", "created_at_ms",
@@ -433,6 +443,7 @@ MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     (19, "canonical-content-hashes", [canonical_content_hashes]),
     (20, "scope-generations", _SCOPE_GENERATIONS),
     (21, "no-realm-generation", _NO_REALM_GENERATION),
+    (22, "erasure-skeleton-hashes", _ERASURE_SKELETON_HASHES),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

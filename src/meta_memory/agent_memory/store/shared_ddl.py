@@ -95,18 +95,24 @@ PENDING_PROMOTION_COLUMNS = """stage_token TEXT NOT NULL,
 #: ``prop-...`` id): the scope the content lived in and its content hash, never the content. Migration 12
 #: (both backends) adds ``folded_hash TEXT`` (the hash of the whitespace-folded content, fold 1; ``NULL``
 #: before), migration 15 ``casefolded_hash TEXT`` (the hash of the content folded also for compatibility
-#: forms and case, fold 2; ``NULL`` before, and for a row an earlier release registers).
+#: forms and case, fold 2; ``NULL`` before, and for a row an earlier release registers), migration 22
+#: ``skeleton_hash TEXT`` (the hash of the content with look-alike letters read as Latin ones, fold 3;
+#: ``NULL`` likewise).
 
 #: What a write's hashes are looked up by in the erasure register (both backends index this expression):
 #: a row's folded hash, or its content hash when it has none (registered before migration 12, or by a
 #: gateway of an earlier release sharing the database).
 ERASURE_MATCH_HASH = "COALESCE(folded_hash, content_hash)"
 #: What a write's hashes are looked up by since migration 15 (both backends index it): a row's fold-2 hash,
-#: else its fold-1 hash, else its content hash. A write sends its three hashes (``hashing.erasure_hashes``);
+#: else its fold-1 hash, else its content hash. A write sends its hashes (``hashing.erasure_hashes``);
 #: content the row's finest fold matches has that fold's hash equal to the row's, so one seek per hash finds
-#: every row :meth:`~meta_memory.agent_memory.erase.Erasure.matches` may match. The index of
-#: :data:`ERASURE_MATCH_HASH` stays, for an earlier release sharing the database.
+#: every row :meth:`~meta_memory.agent_memory.erase.Erasure.matches` may match by those folds. The index
+#: of :data:`ERASURE_MATCH_HASH` stays, for an earlier release sharing the database.
 ERASURE_LOOKUP_HASH = "COALESCE(casefolded_hash, folded_hash, content_hash)"
+#: Since migration 22 a write's hashes are also looked up by a row's fold-3 hash (both backends index the
+#: column): fold 3 is not a function of fold 2's text (it reads capitals before case folding), so a row is
+#: found by its fold-2 lookup hash or by its fold-3 hash, two index seeks per hash.
+ERASURE_SKELETON_HASH = "skeleton_hash"
 ERASURE_COLUMNS = """scope_kind TEXT NOT NULL,
         scope_key TEXT NOT NULL,
         content_hash TEXT NOT NULL,
