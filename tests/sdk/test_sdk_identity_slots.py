@@ -127,6 +127,67 @@ def test_thread_slots_bound_each_identity_and_all_of_them() -> None:
     assert slots.idle()  # nothing kept for identities with no call in flight
 
 
+def _queued(slots: Any, n: int) -> None:
+    """Wait until ``n`` calls wait in ``slots``' queue."""
+    for _ in range(2000):
+        with slots._lock:
+            if len(slots._queue) == n:
+                return
+        threading.Event().wait(0.005)
+    raise AssertionError(f"{n} calls never queued")
+
+
+def test_thread_slots_serve_waiting_calls_in_the_order_they_came() -> None:
+    """A shared sync handle's threads are served in turn: a freed slot goes to the longest-waiting call
+    (never to a later one, nor to a new call barging in), and a call of another key whose slot is full
+    does not hold up the calls behind it."""
+    from meta_memory.sdk.handle import _ThreadSlots
+
+    slots = _ThreadSlots(1, total=1)
+    order: list[str] = []
+    slots.enter("a")  # the one slot, held
+    threads = []
+    for i, key in enumerate(("a", "b", "a", "c", "b")):
+        def call(name: str = f"{key}{i}", k: str = key) -> None:
+            slots.enter(k)
+            order.append(name)
+            slots.leave(k)
+        threads.append(threading.Thread(target=call, daemon=True))
+        threads[-1].start()
+        _queued(slots, i + 1)
+    slots.leave("a")
+    for t in threads:
+        t.join(10)
+    assert order == ["a0", "b1", "a2", "c3", "b4"]
+    assert slots.idle()
+
+    # two slots in all, one per key: a waiter whose key is full is passed over, not waited for
+    slots = _ThreadSlots(1, total=2)
+    order.clear()
+    slots.enter("a")
+    slots.enter("b")
+    waiting = []
+    for i, key in enumerate(("a", "a", "c")):
+        def call2(name: str = f"{key}{i}", k: str = key) -> None:
+            slots.enter(k)
+            order.append(name)
+            if name == "c2":
+                slots.leave(k)
+        waiting.append(threading.Thread(target=call2, daemon=True))
+        waiting[-1].start()
+        _queued(slots, i + 1)
+    slots.leave("b")  # a slot of all is free: "a" is still full, so the call of "c" goes, behind no one
+    waiting[2].join(10)
+    assert order == ["c2"]
+    slots.leave("a")  # now the first "a" goes, then (once it leaves) the second
+    waiting[0].join(10)
+    assert order == ["c2", "a0"]
+    slots.leave("a")
+    waiting[1].join(10)
+    slots.leave("a")
+    assert order == ["c2", "a0", "a1"] and slots.idle()
+
+
 def test_a_failed_call_gives_its_thread_slots_back(tmp_path: Path) -> None:
     with Meta.builder().persistent_state(tmp_path / "state").build() as h:
         for _ in range(DEFAULT_MAX_PER_KEY + 2):

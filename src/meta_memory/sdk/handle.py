@@ -17,6 +17,7 @@ Every method raises the typed :class:`~meta_memory.errors.MetaError` the gateway
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import threading
 import time
@@ -113,8 +114,11 @@ class _ThreadSlots:
     being refused. Keys with no call in flight or waiting are dropped.
 
     One lock and two counts: a call takes its key's slot and one of all together, when both are free
-    (no deadlock, no call holding one while it waits for the other); a freed slot wakes the waiters, if
-    any. :meth:`enter` and :meth:`leave` are the calls' own path (no context manager per call)."""
+    (no deadlock, no call holding one while it waits for the other). Waiting calls are served in the
+    order they came: a freed slot goes to the longest-waiting call it can serve (one of another key whose
+    slots are full is passed over, never waited for), and a new call does not take a slot while an
+    earlier one waits for it. So no thread of a shared handle waits while later threads go ahead of it.
+    :meth:`enter` and :meth:`leave` are the calls' own path (no context manager per call)."""
 
     def __init__(self, limit: int, total: int = DEFAULT_MAX_IN_FLIGHT) -> None:
         self._limit, self._total = limit, total
@@ -122,18 +126,28 @@ class _ThreadSlots:
         self._freed = threading.Condition(self._lock)
         self._running: dict[Hashable, int] = {}  # per key: calls in flight
         self._all = 0  # calls in flight, every key
-        self._waiting = 0  # calls waiting for a slot, every key
+        self._queue: collections.deque[tuple[object, Hashable]] = collections.deque()  # waiting (ticket, key)
+
+    def _free(self, key: Hashable) -> bool:
+        return self._all < self._total and self._running.get(key, 0) < self._limit
+
+    def _next(self) -> object | None:
+        """The ticket of the longest-waiting call whose slots are free, if any."""
+        return next((ticket for ticket, key in self._queue if self._free(key)), None)
 
     def enter(self, key: Hashable) -> None:
-        """Take ``key``'s slot and one of all, waiting for them as long as it takes."""
+        """Take ``key``'s slot and one of all, waiting for them (in turn) as long as it takes."""
         with self._lock:
-            if self._all >= self._total or self._running.get(key, 0) >= self._limit:
-                self._waiting += 1
+            if self._queue or not self._free(key):
+                entry = (object(), key)
+                self._queue.append(entry)
                 try:
-                    while self._all >= self._total or self._running.get(key, 0) >= self._limit:
+                    while self._next() is not entry[0]:
                         self._freed.wait()
                 finally:
-                    self._waiting -= 1
+                    self._queue.remove(entry)
+                    if self._queue:  # a slot may be left for the next in line (or this call gave up)
+                        self._freed.notify_all()
             self._running[key] = self._running.get(key, 0) + 1
             self._all += 1
 
@@ -146,7 +160,7 @@ class _ThreadSlots:
                 self._running[key] = left
             else:
                 del self._running[key]
-            if self._waiting:
+            if self._queue:
                 self._freed.notify_all()
 
     @contextlib.contextmanager
@@ -164,7 +178,7 @@ class _ThreadSlots:
     def idle(self) -> bool:
         """No call in flight or waiting, for any key."""
         with self._lock:
-            return not self._all and not self._waiting
+            return not self._all and not self._queue
 
 
 class _TaskSlots:
