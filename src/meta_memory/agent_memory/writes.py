@@ -660,7 +660,8 @@ def propose(tx: WriteTx, p: Proposal) -> str:
     proposing agent's own is refused (``erased``). An open proposal counts as a row of its proposer's identity
     scope until it is decided: one that would leave that scope past ``[agent_memory] identity_record_limit``
     is refused (``limit``) and nothing is queued."""
-    refuse_erased(tx.reader, [p.erasure])
+    if tx.reader.erasures_held():  # an empty register refuses nothing: no field hashes, no lookup
+        refuse_erased(tx.reader, [p.erasure])
     proposal_id = mint_token("prop")
     tx.proposals.insert(proposal_id, p.scope, p.record_json, p.author_json, tx.now_ms, p.taint)
     if p.proposer is not None:
