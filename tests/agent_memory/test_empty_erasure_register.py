@@ -59,6 +59,7 @@ def test_a_write_into_a_realm_that_never_erased_looks_nothing_up(store: SqliteAg
     assert folds[0] == 0
     lookups = [s for s in seen if "FROM erasures" in s]
     assert len(lookups) == 1 and "LIMIT 1" in lookups[0]  # the emptiness check, nothing by hash or id
+    assert not [s for s in seen if "erasure_texts" in s]  # nor the field-level register
 
 
 def test_after_an_erase_every_write_is_checked_again(store: SqliteAgentMemoryStore,

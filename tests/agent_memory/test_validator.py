@@ -16,7 +16,7 @@ from meta_memory.agent_memory.batch import (
     SupersedeOp,
     TombstoneOp,
 )
-from meta_memory.agent_memory.erase import Erasure
+from meta_memory.agent_memory.erase import ErasedText, Erasure
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import (
     Author,
@@ -44,6 +44,7 @@ class DictReader:
     def __init__(self, *records: MemoryRecord) -> None:
         self.records = {r.id: r for r in records}
         self.erasures: list[Erasure] = []
+        self.texts: list[ErasedText] = []
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         return self.records.get(memory_id)
@@ -62,6 +63,9 @@ class DictReader:
 
     def erasures_held(self) -> bool:
         return bool(self.erasures)
+
+    def erased_texts(self, hashes) -> list[ErasedText]:
+        return [t for t in self.texts if t.hash in hashes]
 
 
 def new(title: str = "Title", body: str = "Body", author: Author | None = None, **kw) -> NewMemoryRecord:

@@ -441,6 +441,42 @@ def test_an_edited_export_cannot_bring_erased_content_back_in_another_case_or_wi
         assert h.recall_agent_memory(ID, query_text="jasmine tea") == []
 
 
+def test_an_edited_export_cannot_bring_erased_text_back_in_another_field(tmp_path: Path, configs: Any) -> None:
+    """The erased body moved into another field of a record under a new id (its description, a tag in lower
+    case, a metadata string, the title of a record of other words; in this identity or another) is refused
+    by the import as erased content; a record of other words lands."""
+    src_cfg, _ = configs
+    state = tmp_path / "state"
+    with handle_on(state, src_cfg) as h:
+        ids = build_source(h)
+    dump = tmp_path / "before-erase.jsonl"
+    assert mm("export", "--state-dir", str(state), *config_args(src_cfg), "-o", str(dump)).returncode == 0
+    with handle_on(state, src_cfg) as h:
+        h.call("meta/agent_memory/erase", {"identity": ID, "memory_id": ids["tea"]})
+    lines = _lines(dump)
+    tea = next(x for x in lines if x.get("type") == "record" and x["record"]["id"] == ids["tea"])
+    body = tea["record"]["body"]  # "Prefers jasmine tea in the morning."
+    fields: list[dict[str, Any]] = [{"description": body}, {"tags": [body.lower()]}, {"metadata": {"note": body}},
+                                    {"title": body}, {"description": body, "scope": {"scope": "identity", "realm": "default", "identity": "z:other"}},
+                                    {"description": "Kept: other words entirely"}]
+    moved = [{"type": "record", "realm": "default", "record": {
+        **tea["record"], "id": f"mem-1700000000000000000-1-1-00000000000000c{n}", "title": "Drinks",
+        "body": f"see the other field {n}", "status": {"status": "active"}, "supersedes": None, "derived_from": [],
+        **extra}} for n, extra in enumerate(fields)]
+    header = next(x for x in lines if x.get("type") == "header")
+    edited = _write(tmp_path / "edited.jsonl", [header, *moved])
+    out = mm("import", str(edited), "--state-dir", str(state), *config_args(src_cfg), "--json", "--accept-unverified")
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    report = json.loads(out.stdout)
+    refused = {n["memory_id"]: n["reason"] for n in report["refused"]}
+    assert set(refused) == {m["record"]["id"] for m in moved[:-1]}, report
+    assert all(reason.startswith("erased") for reason in refused.values()), refused
+    assert "jasmine" not in out.stdout.decode().lower()
+    with handle_on(state, src_cfg) as h:
+        assert not any(_exists(h, m["record"]["id"]) for m in moved[:-1])
+        assert _exists(h, moved[-1]["record"]["id"])
+
+
 def _exists_in(h: Any, realm: str, memory_id: str) -> bool:
     try:
         h.call(PANEL, {"realm": realm, "memory_id": memory_id})

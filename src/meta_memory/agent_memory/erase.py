@@ -36,6 +36,15 @@ case: a look-alike write's fold-3 hash is then the row's fold-2 hash); one regis
 of content that was erased in lower case and NFKC form; one registered before fold 1 (migration 12)
 matches by the exact hash, and folded forms only of content erased in folded form).
 
+The **field-level register** (``erasure_texts``, migration 22) keeps erased text out of every other field:
+an erase registers each erased record's body and description on its own (:func:`erased_texts`,
+:func:`field_hashes`: every hash :func:`~meta_memory.agent_memory.hashing.erasure_hashes` gives of the text
+under an empty title), and every write above holds each text field it would show (:func:`shown_texts`:
+title, body, description, each tag, every metadata key and string) against them, in the scopes the pair
+rule names. Fields shorter than :data:`MIN_FIELD_CHARS` characters or :data:`MIN_FIELD_WORDS` words once
+folded are neither registered nor checked. The content closure also takes every record of the scope
+showing a registered text in any field. An erasure registered before migration 22 has no field-level row.
+
 Erasure never waits on a reviewer: a record of the closure under quarantine review is erased with the
 rest, in the same transaction, and its review closes as erased (its ``erase`` audit row carries
 ``quarantine: "erased"``; the service publishes a ``memory.quarantine.verdict`` event with verdict
@@ -52,13 +61,15 @@ holds); the bytes leave the data files when (auto)vacuum reclaims them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from .model import MemoryRecord, Scope, StatusKind
+from .hashing import erasure_hashes, fold_compat
+from .model import MemoryRecord, Scope, StatusKind, metadata_strings
 
-__all__ = ["Erasure", "ErasedRecord", "EraseReport", "content_closure", "scrub_dream_detail", "MAX_ERASE_RECORDS"]
+__all__ = ["Erasure", "ErasedRecord", "ErasedText", "EraseReport", "content_closure", "scrub_dream_detail",
+           "MAX_ERASE_RECORDS", "MIN_FIELD_CHARS", "MIN_FIELD_WORDS", "erased_texts", "field_hashes", "shown_texts"]
 
 #: The most records one erase may remove (a closure larger than this is refused, not cut).
 MAX_ERASE_RECORDS = 100_000
@@ -102,6 +113,79 @@ class Erasure:
         fold-2 hash is its fold-3 hash)."""
         mine = (self.content_hash, self.folded_hash, self.casefolded_hash, self.skeleton_hash)
         return any(h and h in mine for h in hashes)
+
+
+#: A text field is matched on its own (the field-level register, :func:`field_hashes`) only when its fold-2
+#: form (:func:`~meta_memory.agent_memory.hashing.fold_compat`) holds at least this many characters...
+MIN_FIELD_CHARS = 16
+#: ...and at least this many words, or at least twice :data:`MIN_FIELD_CHARS` characters (unspaced text:
+#: a CJK sentence, a long token). Shorter fields ("Meeting notes", a tag "project") are everyday words,
+#: not the erased text: erasing a record does not refuse every later field that happens to repeat them.
+MIN_FIELD_WORDS = 3
+
+
+def _field_counts(text: str) -> bool:
+    """Whether ``text`` is long enough to be matched on its own (:data:`MIN_FIELD_CHARS`, :data:`MIN_FIELD_WORDS`)."""
+    folded = fold_compat(text)
+    if len(folded) < MIN_FIELD_CHARS:
+        return False
+    return len(folded) >= 2 * MIN_FIELD_CHARS or len(folded.split(" ")) >= MIN_FIELD_WORDS
+
+
+class _Texts(Protocol):
+    """What a record shows (a :class:`~meta_memory.agent_memory.model.MemoryRecord` or a ``NewMemoryRecord``)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def tags(self) -> Sequence[str]: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+def shown_texts(rec: _Texts) -> list[str]:
+    """Every text field ``rec`` shows a reader or a model, each on its own: title, body, description, each
+    tag, and every key and string of its metadata (:func:`~meta_memory.agent_memory.model.metadata_strings`,
+    the secret scanner's reading; metadata is size-capped by the field rules). What a write's field-level
+    register check and an erase's closure compare with the erased texts (:func:`erased_texts`)."""
+    return [rec.title, rec.body, rec.description, *rec.tags, *(metadata_strings(dict(rec.metadata)) if rec.metadata else ())]
+
+
+def erased_texts(rec: _Texts) -> list[str]:
+    """The texts an erase of ``rec`` registers on their own, beside its (title, body) pair: its body, and its
+    description when it has one (a title is a label, tags and metadata describe: the pair keeps those)."""
+    return [rec.body, *((rec.description,) if rec.description else ())]
+
+
+def field_hashes(texts: Iterable[str]) -> set[str]:
+    """The field-level hashes of ``texts``: for each text long enough to count (:data:`MIN_FIELD_CHARS`,
+    :data:`MIN_FIELD_WORDS`), every hash :func:`~meta_memory.agent_memory.hashing.erasure_hashes` gives of it
+    as a body under an empty title (exact, and each fold: a fold added there is one here too). Empty when
+    no text counts."""
+    out: set[str] = set()
+    for text in texts:
+        if text and _field_counts(text):
+            out.update(erasure_hashes("", text))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ErasedText:
+    """One row of the field-level erasure register (``erasure_texts``): a hash of an erased record's body or
+    description on its own (:func:`field_hashes`), the scope it was erased from, and the erased id."""
+
+    hash: str
+    scope_kind: str
+    scope_key: str
+    memory_id: str
+
+    def covers(self, scope: Scope, hashes: Collection[str]) -> bool:
+        """Whether this row forbids a write holding a field of ``hashes`` (:func:`field_hashes`) in ``scope``."""
+        return (self.scope_kind, self.scope_key) == scope.storage() and self.hash in hashes
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, RestoreOp, StagedBatch
-from meta_memory.agent_memory.erase import Erasure
+from meta_memory.agent_memory.erase import Erasure, field_hashes, shown_texts
 from meta_memory.agent_memory.expiry import expiry_past_cap
 from meta_memory.agent_memory.hashing import content_hash, erasure_hashes
 from meta_memory.agent_memory.model import (
@@ -87,6 +87,7 @@ __all__ = [
     "unverified_memory_id",
     "erased_reason",
     "installation_erasures",
+    "record_hashes",
     "keep_out_erased",
     "past_expiry_cap",
     "plan_creates",
@@ -161,7 +162,10 @@ def check_chains(store: AgentMemoryStore, records: Sequence[tuple[int, MemoryRec
 def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[str],
                           hashes: Collection[str]) -> list[tuple[str, Erasure]]:
     """``(realm, row)`` of every erasure-register row of every realm of the installation (``realm`` first)
-    naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes: ``erasure_hashes``): one snapshot and a
+    naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes: ``erasure_hashes``;
+    and the field-level register's rows, ``erasure_texts``, holding one of them: :func:`record_hashes`
+    sends each record's field hashes too, and such a row is returned as an :class:`Erasure` whose content
+    hash is the field's hash): one snapshot and a
     few ``IN`` lookups per realm. Raises ``AgentMemoryError`` (reason ``corrupt``) when another realm's
     database cannot be read, served or not: the import is refused whole, since content erased there could
     not be told apart; the message names that realm and why every register is read."""
@@ -170,6 +174,8 @@ def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[s
         try:
             with store.snapshot(name) as tx:
                 rows += [(name, row) for row in tx.erased(ids, hashes)]
+                # the field-level register, read as rows holding the field's hash as their content hash
+                rows += [(name, Erasure(t.memory_id, t.scope_kind, t.scope_key, t.hash)) for t in tx.erased_texts(hashes)]
         except AgentMemoryError as exc:
             if exc.reason != "corrupt" or name == realm:
                 raise
@@ -179,6 +185,14 @@ def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[s
                 "or not a SQLite database. Nothing was imported. Run `meta-memory doctor --state-dir <state dir>`, "
                 "then restore that file from a backup or move it out of the state directory") from exc
     return rows
+
+
+def record_hashes(title: str, body: str, texts: Sequence[str], exact: str | None = None) -> tuple[str, ...]:
+    """What an import matches a record against the erasure register with: the (title, body) pair's
+    :func:`~meta_memory.agent_memory.hashing.erasure_hashes` (``exact``: its content hash, when held), then
+    the field-level hashes of each of ``texts`` (:func:`~meta_memory.agent_memory.erase.field_hashes` of
+    :func:`~meta_memory.agent_memory.erase.shown_texts`), sorted."""
+    return (*erasure_hashes(title, body, exact), *sorted(field_hashes(texts)))
 
 
 def erased_reason(rows: Sequence[tuple[str, Erasure]], realm: str, memory_id: str | None, hashes: tuple[str, ...],
@@ -218,8 +232,7 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
     the operator's, offline, and an edited export (an erased record given another id and identity) must not
     bring erased text back anywhere; a live write of the same words into another identity's own scope is
     not refused, since that refusal would tell the writer what was erased elsewhere."""
-    exact = [rec.content_hash for _, rec in recs]
-    hashes = [erasure_hashes(rec.title, rec.body, h) for (_, rec), h in zip(recs, exact, strict=True)]
+    hashes = [record_hashes(rec.title, rec.body, shown_texts(rec), rec.content_hash) for _, rec in recs]
     given = file_ids or {}
     rows = installation_erasures(store, realm, [rec.id for _, rec in recs] + list(given.values()),
                                  {h for pair in hashes for h in pair})

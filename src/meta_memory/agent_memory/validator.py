@@ -32,7 +32,7 @@ from meta_memory.agent_memory.batch import (
     SupersedeOp,
     TombstoneOp,
 )
-from meta_memory.agent_memory.erase import Erasure
+from meta_memory.agent_memory.erase import ErasedText, Erasure, field_hashes, shown_texts
 from meta_memory.agent_memory.fields import (
     MAX_MEMORY_ID_CHARS,
     FieldError,
@@ -100,7 +100,12 @@ class RecordReader(Protocol):
 
     def erasures_held(self) -> bool:
         """Whether the erasure register of the batch's realm holds any row, read in the same transaction as
-        :meth:`erased` (``False``: :meth:`erased` finds nothing, whatever it is asked)."""
+        :meth:`erased` (``False``: :meth:`erased` and :meth:`erased_texts` find nothing, whatever they are asked)."""
+        ...
+
+    def erased_texts(self, hashes: Collection[str]) -> list[ErasedText]:
+        """The field-level erasure-register rows of the batch's realm holding any of ``hashes``
+        (:func:`~meta_memory.agent_memory.erase.field_hashes`)."""
         ...
 
 
@@ -114,12 +119,16 @@ class ErasureCheck:
     scopes: tuple[Scope, ...]
     hashes: ErasureHashes
     memory_id: str | None = None
+    #: every text field the write shows (:func:`~meta_memory.agent_memory.erase.shown_texts`), each held to
+    #: the field-level register on its own; hashed only when the register is consulted
+    texts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, op_index: int, scopes: tuple[Scope, ...], title: str, body: str, content_hash: str,
-           memory_id: str | None = None) -> ErasureCheck:
-        """The check of a write of normalised ``title`` and ``body`` (whose content hash is ``content_hash``)."""
-        return cls(op_index, scopes, erasure_hashes(title, body, content_hash), memory_id)
+           memory_id: str | None = None, texts: Sequence[str] = ()) -> ErasureCheck:
+        """The check of a write of normalised ``title`` and ``body`` (whose content hash is ``content_hash``)
+        showing ``texts`` (its title, body, description, tags and metadata strings: ``erase.shown_texts``)."""
+        return cls(op_index, scopes, erasure_hashes(title, body, content_hash), memory_id, tuple(texts))
 
 
 def erasure_scopes(scope: Scope, *authors: Author) -> tuple[Scope, ...]:
@@ -139,16 +148,19 @@ def refuse_erased(reader: RecordReader, checks: Sequence[ErasureCheck]) -> None:
         return
     hashes = {h for c in checks for h in c.hashes}
     rows = reader.erased([c.memory_id for c in checks if c.memory_id is not None], hashes)
-    if not rows:
+    fields = [field_hashes(c.texts) for c in checks]
+    wanted = set().union(*fields)
+    texts = reader.erased_texts(wanted) if wanted else []
+    if not rows and not texts:
         return
     ids = {r.memory_id for r in rows}
-    for c in checks:
+    for c, mine in zip(checks, fields, strict=True):
         if c.memory_id is not None and c.memory_id in ids:
             raise AgentMemoryError(
                 "erased", f"op {c.op_index}: record '{c.memory_id}' was erased; an erased record is never written again",
                 op_index=c.op_index)
         for scope in c.scopes:
-            if any(r.covers(scope, *c.hashes) for r in rows):
+            if any(r.covers(scope, *c.hashes) for r in rows) or any(t.covers(scope, mine) for t in texts):
                 raise AgentMemoryError(
                     "erased", f"op {c.op_index}: this content was erased from {scope.describe()}; erased content "
                               "is never written there again", op_index=c.op_index)
@@ -489,7 +501,8 @@ def _erasure_checks(batch: StagedBatch, plan: BatchPlan, hashes: dict[str, str])
         named = isinstance(op, RestoreOp) or getattr(op, "id", None) is not None
         scopes = erasure_scopes(rec.scope, rec.provenance.author, batch.author)
         chash = hashes.get(rec.id) or rec.content_hash
-        checks.append(ErasureCheck.of(result.op_index, scopes, rec.title, rec.body, chash, rec.id if named else None))
+        checks.append(ErasureCheck.of(result.op_index, scopes, rec.title, rec.body, chash, rec.id if named else None,
+                                      shown_texts(rec)))
     return checks
 
 

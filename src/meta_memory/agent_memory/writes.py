@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, GateVerdict, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.erase import field_hashes, shown_texts
 from meta_memory.agent_memory.fields import (
     FieldError,
     check_text_field,
@@ -648,7 +649,8 @@ def proposal(scope: Scope, record: NewMemoryRecord, author: Author, taint: str |
     record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
     if refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
         raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
-    check = ErasureCheck.of(0, erasure_scopes(scope, author), norm.title, norm.body, content_hash(norm.title, norm.body))
+    check = ErasureCheck.of(0, erasure_scopes(scope, author), norm.title, norm.body, content_hash(norm.title, norm.body),
+                            texts=shown_texts(norm))
     proposer = author.identity if author.kind is AuthorKind.AGENT else None
     return Proposal(scope, record_json, author_json, taint, check, proposer)
 
@@ -658,7 +660,8 @@ def propose(tx: WriteTx, p: Proposal) -> str:
     proposing agent's own is refused (``erased``). An open proposal counts as a row of its proposer's identity
     scope until it is decided: one that would leave that scope past ``[agent_memory] identity_record_limit``
     is refused (``limit``) and nothing is queued."""
-    refuse_erased(tx.reader, [p.erasure])
+    if tx.reader.erasures_held():  # an empty register refuses nothing: no field hashes, no lookup
+        refuse_erased(tx.reader, [p.erasure])
     proposal_id = mint_token("prop")
     tx.proposals.insert(proposal_id, p.scope, p.record_json, p.author_json, tx.now_ms, p.taint)
     if p.proposer is not None:
@@ -728,15 +731,19 @@ def import_summary(tx: WriteTx, file_name: str, imported: int, skips: Sequence[s
 
 def _without_erased(tx: WriteTx, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
     """``ops`` without the records the erasure register keeps out (an erased id, or content erased
-    from ``scope``), each noted in ``skips`` by id only."""
+    from ``scope``: the (title, body) pair, or any text field matching an erased body or description on its
+    own), each noted in ``skips`` by id only."""
     hashes = [erasure_hashes(op.record.title, op.record.body.strip()) for op in ops]
     rows = tx.erased([op.id for op in ops if op.id is not None], {h for pair in hashes for h in pair})
-    if not rows:
+    fields = [field_hashes(shown_texts(op.record)) for op in ops]
+    wanted = set().union(*fields)
+    texts = tx.erased_texts(wanted) if wanted else []
+    if not rows and not texts:
         return ops
     gone = {r.memory_id for r in rows}
     kept: list[CreateOp] = []
-    for op, pair in zip(ops, hashes, strict=True):
-        if op.id in gone or any(r.covers(scope, *pair) for r in rows):
+    for op, pair, mine in zip(ops, hashes, fields, strict=True):
+        if op.id in gone or any(r.covers(scope, *pair) for r in rows) or any(t.covers(scope, mine) for t in texts):
             skips.append(f"record '{op.id}' was erased; it is not imported again")
         else:
             kept.append(op)

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent_memory.batch import CreateOp
+from ..agent_memory.erase import shown_texts
 from ..agent_memory.fields import FieldError, normalize_metadata
-from ..agent_memory.hashing import erasure_hashes
 from ..agent_memory.import_plan import (
     Landing,
     StoredKeys,
@@ -44,6 +44,7 @@ from ..agent_memory.import_plan import (
     foreign_memory_id,
     installation_erasures,
     plan_creates,
+    record_hashes,
 )
 from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
@@ -260,7 +261,7 @@ def _not_erased(store: AgentMemoryStore, summary: ForeignSummary,
     holds (:func:`~meta_memory.agent_memory.import_plan.erased_reason`), each noted as refused (``erased``)."""
     if not ops:
         return ops
-    hashes = [erasure_hashes(op.record.title, op.record.body) for _, op in ops]
+    hashes = [record_hashes(op.record.title, op.record.body, shown_texts(op.record)) for _, op in ops]
     rows = installation_erasures(store, summary.realm, [op.id for _, op in ops if op.id is not None],
                                  {h for pair in hashes for h in pair})
     if not rows:

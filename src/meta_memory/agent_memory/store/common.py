@@ -36,10 +36,14 @@ from meta_memory.agent_memory.batch import BatchReceipt, GateVerdict, StagedBatc
 from meta_memory.agent_memory.erase import (
     MAX_ERASE_RECORDS,
     ErasedRecord,
+    ErasedText,
     EraseReport,
     Erasure,
     content_closure,
+    erased_texts,
+    field_hashes,
     scrub_dream_detail,
+    shown_texts,
 )
 from meta_memory.agent_memory.fields import canonical_metadata
 from meta_memory.agent_memory.filters import FilterNode, compile_filter
@@ -413,6 +417,18 @@ class SqlRecordReader:
                     out[r[0]] = Erasure(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
         return list(out.values())
 
+    def erased_texts(self, hashes: Collection[str]) -> list[ErasedText]:
+        """The field-level erasure-register rows (``erasure_texts``) holding any of ``hashes`` (a write's
+        :func:`~meta_memory.agent_memory.erase.field_hashes`): a few ``IN`` lookups on the table's key."""
+        out: list[ErasedText] = []
+        values = sorted({v for v in hashes if not (self._store.refuses_nul and "\x00" in v)})
+        for first in range(0, len(values), _ERASURE_CHUNK):
+            chunk = tuple(values[first:first + _ERASURE_CHUNK])
+            sql, params = self._store._realm_rows(self.realm, "erasure_texts", "hash, scope_kind, scope_key, memory_id",
+                                                  f"hash IN ({', '.join('?' * len(chunk))})", chunk)
+            out += [ErasedText(r[0], r[1], r[2], r[3]) for r in self._conn.execute(sql, params).fetchall()]
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class _ErasedProposal:
@@ -425,6 +441,8 @@ class _ErasedProposal:
     scope_json: dict[str, Any]
     hashes: ErasureHashes
     register_scope: tuple[str, str]
+    #: the field-level hashes the erase registers for it (its body and description: ``erase.erased_texts``)
+    texts: frozenset[str] = frozenset()
 
 
 #: Every proposal status (an erase looks at decided proposals too: their rows still hold the content).
@@ -437,23 +455,30 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
     # by fold-2 and fold-3 hash: a proposal whose text differs from an erased record's only in whitespace,
     # invisible characters, width, case or look-alike letters holds its content
     erased = {(r.scope.storage(), h) for r in closure for h in erasure_hashes(r.title, r.body, r.content_hash)[2:]}
+    # and by field: a proposal showing, in any field, an erased body or description (``erase.field_hashes``)
+    erased_fields = {(r.scope.storage(), h) for r in closure for h in field_hashes(erased_texts(r))}
     out: list[_ErasedProposal] = []
     for row in tx.proposals.listing(_PROPOSAL_STATUSES, MAX_ERASE_RECORDS):
         author = row.author
         proposer = author.get("identity") if author.get("author") == "agent" else None
         proposer_scope = ("identity", logical_identity(proposer)) if isinstance(proposer, str) and proposer else None
+        record: NewMemoryRecord | None
         try:
             record = normalize_record(NewMemoryRecord.from_json(row.record))
             hashes = erasure_hashes(record.title, record.body)
+            shown = field_hashes(shown_texts(record)) if erased_fields else set()
         except (ValueError, KeyError, TypeError):
-            hashes = ("", "", "", "")  # an unreadable proposal goes only with its proposer's identity
+            record, hashes, shown = None, ("", "", "", ""), set()  # an unreadable proposal goes only with its proposer's identity
         target = (row.scope_kind, row.scope_key)
         own = identity is not None and proposer_scope == ("identity", identity)
-        same = bool(hashes[0]) and any((scope, folded) in erased for folded in hashes[2:]
-                                       for scope in (target, proposer_scope) if scope is not None)
+        scopes = (target, *((proposer_scope,) if proposer_scope is not None else ()))
+        same = bool(hashes[0]) and any(any((s, folded) in erased for folded in hashes[2:])
+                                       or any((s, h) in erased_fields for h in shown) for s in scopes)
         if own or same:
             scope_json = Scope.from_storage(tx.realm, row.scope_kind, row.scope_key).to_json()
-            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, hashes, proposer_scope or target))
+            registered = frozenset(field_hashes(erased_texts(record))) if record is not None else frozenset()
+            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, hashes, proposer_scope or target,
+                                       registered))
     return out
 
 
@@ -865,6 +890,36 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                         out.append(rec)
         return out
 
+    def _same_text(self, conn: C, realm: str, recs: Sequence[MemoryRecord], fields: dict[Scope, dict[str, list[str]]],
+                   ) -> list[MemoryRecord]:
+        """Records of the scope of any of ``recs`` showing, in any text field (title, body, description, a tag,
+        a metadata key or string: :func:`~meta_memory.agent_memory.erase.shown_texts`), a text one of ``recs``
+        registers on its own (its body or description: :func:`~meta_memory.agent_memory.erase.erased_texts`),
+        compared by :func:`~meta_memory.agent_memory.erase.field_hashes` (any status).
+
+        ``fields`` caches, per scope, the ids of its rows by field hash: one read of a scope's records and
+        the hashing of their fields long enough to count, per erase, however many batches its closure
+        takes; a scope none of ``recs`` registers a text of is not read."""
+        wanted: dict[Scope, set[str]] = {}
+        for r in recs:
+            hashes = field_hashes(erased_texts(r))
+            if hashes:
+                wanted.setdefault(r.scope, set()).update(hashes)
+        ids: set[str] = set()
+        for scope, hashes in wanted.items():
+            by_hash = fields.get(scope)
+            if by_hash is None:
+                by_hash = fields[scope] = {}
+                for rec in self._scope_records(conn, realm, scope):
+                    for h in field_hashes(shown_texts(rec)):
+                        by_hash.setdefault(h, []).append(rec.id)
+            ids.update(mid for h in hashes for mid in by_hash.get(h, ()))
+        ids.difference_update(r.id for r in recs)
+        if not ids:
+            return []
+        found = self._reader(conn, realm).get_records(ids)
+        return [found[i] for i in sorted(found)]
+
     def erase(
         self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
         reason: str | None = None, dry_run: bool = False, may_erase: Callable[[Scope], bool] | None = None,
@@ -888,7 +943,10 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             # An erase of content takes every copy of it in the scope and every proposal of it; a retention
             # sweep (keep_out_content=False) takes only the records it found out of use.
             titles: dict[Scope, dict[str, list[str]]] = {}
-            same = (lambda recs: self._same_content(conn, name, recs, titles)) if keep_out_content else None
+            # an identity erase starts from every record of its scope: no other record there to find by field
+            fields: dict[Scope, dict[str, list[str]]] = {scope: {}} if memory_id is None else {}
+            same = (lambda recs: [*self._same_content(conn, name, recs, titles), *self._same_text(conn, name, recs, fields)]
+                    ) if keep_out_content else None
             try:
                 closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids),
                                           same)
@@ -940,6 +998,12 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                            for p in proposals]
             self._insert_rows(conn, name, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash, "
                               "casefolded_hash, skeleton_hash, erased_at_ms", registered)
+            if keep_out_content:  # the body and description of each on their own: the field-level register
+                texts = {(h, *r.scope.storage(), r.id, now) for r in closure for h in field_hashes(erased_texts(r))}
+                texts |= {(h, *p.register_scope, p.proposal_id, now) for p in proposals for h in p.texts}
+                if texts:
+                    self._insert_rows(conn, name, "erasure_texts", "hash, scope_kind, scope_key, memory_id, erased_at_ms",
+                                      sorted(texts))
             token = mint_token("erase")
             audit = [
                 (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status,

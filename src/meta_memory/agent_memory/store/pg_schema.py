@@ -119,10 +119,11 @@ TABLES: dict[str, tuple[str, ...]] = {
         "status", "created_at_ms", "resolved_at_ms", "decision",
     ),
     "erasures": ("memory_id", "scope_kind", "scope_key", "content_hash", "erased_at_ms"),
+    "erasure_texts": ("hash", "scope_kind", "scope_key", "memory_id", "erased_at_ms"),
 }
 
 #: Tables added after the first release, with the migration that creates them (and their realm view).
-_LATER_TABLES: frozenset[str] = frozenset({"pending_forgets", "erasures"})
+_LATER_TABLES: frozenset[str] = frozenset({"pending_forgets", "erasures", "erasure_texts"})
 
 _BASE = [
     """CREATE TABLE IF NOT EXISTS realms (
@@ -315,6 +316,20 @@ def _erasures(schema: str) -> list[str]:
             secret TEXT NOT NULL,
             created_at_ms BIGINT NOT NULL
         )""",
+    ]
+
+
+def _erasure_texts(schema: str) -> list[str]:
+    """The field-level erasure register (as SQLite's step 23: hashes of an erased record's body and
+    description each on its own, the scope, the id; never the text), keyed by the whole row, hash first
+    after the realm (a write's lookup), and its realm view."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS erasure_texts (
+        {_REALM_COL},
+        {ddl.columns(ddl.ERASURE_TEXT_COLUMNS, "BIGINT")},
+        PRIMARY KEY (realm, hash, scope_kind, scope_key, memory_id)
+    )""",
+        _realm_view(schema, "erasure_texts"),
     ]
 
 
@@ -535,6 +550,7 @@ def migrations(schema: str) -> list[tuple[int, str, Sequence[str | Work]]]:
         (19, "canonical-content-hashes", [canonical_content_hashes]),
         # No steps 20 and 21 here: SQLite's scope generations (recall's view cache, SQLite only, as step 13).
         (22, "erasure-skeleton-hashes", _erasure_skeleton_hashes(schema)),
+        (23, "erasure-texts", _erasure_texts(schema)),
     ]
 
 

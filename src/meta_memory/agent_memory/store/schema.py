@@ -259,6 +259,17 @@ _ERASURE_SKELETON_HASHES = [
     f"CREATE INDEX IF NOT EXISTS erasures_skeleton_idx ON erasures({ddl.ERASURE_SKELETON_HASH}, scope_kind, scope_key)",
 ]
 
+# The field-level erasure register: the hashes of an erased record's body and description each on its own
+# (``erase.field_hashes``), so the erased text written into another field (a description, a tag, a metadata
+# string, another title) stays out too. Keyed by (hash, scope, id): a write seeks its fields' hashes. An
+# erasure registered before this step has no row here (its content is gone: nothing to hash).
+_ERASURE_TEXTS = [
+    f"""CREATE TABLE IF NOT EXISTS erasure_texts (
+        {ddl.columns(ddl.ERASURE_TEXT_COLUMNS, "INTEGER")},
+        PRIMARY KEY (hash, scope_kind, scope_key, memory_id)
+    ) WITHOUT ROWID""",
+]
+
 #: What a cached recall view and its liveness rest on (:mod:`.view_cache`): a row's identity, the text a view
 #: holds, its timestamps, scope, status and expiry (step 13's trigger).
 GENERATION_COLUMNS = ("rid", "memory_id", "content_hash", "title", "description", "body", "tags", "created_at_ms",
@@ -444,6 +455,7 @@ MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     (20, "scope-generations", _SCOPE_GENERATIONS),
     (21, "no-realm-generation", _NO_REALM_GENERATION),
     (22, "erasure-skeleton-hashes", _ERASURE_SKELETON_HASHES),
+    (23, "erasure-texts", _ERASURE_TEXTS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -15,6 +15,7 @@ __all__ = [
     "PENDING_FORGET_COLUMNS",
     "PENDING_PROMOTION_COLUMNS",
     "ERASURE_COLUMNS",
+    "ERASURE_TEXT_COLUMNS",
     "columns",
 ]
 
@@ -116,6 +117,17 @@ ERASURE_SKELETON_HASH = "skeleton_hash"
 ERASURE_COLUMNS = """scope_kind TEXT NOT NULL,
         scope_key TEXT NOT NULL,
         content_hash TEXT NOT NULL,
+        erased_at_ms {int} NOT NULL"""
+
+
+#: ``erasure_texts`` (the field-level erasure register, migration 22 on both backends): one row per hash of
+#: an erased record's body or description on its own (``erase.field_hashes``: exact and each fold), the
+#: scope it was erased from and the erased id; never the text. Keyed by the whole row (``hash`` first: a
+#: write's lookup seeks its fields' hashes).
+ERASURE_TEXT_COLUMNS = """hash TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
         erased_at_ms {int} NOT NULL"""
 
 

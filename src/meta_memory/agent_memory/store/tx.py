@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from meta_memory.agent_memory.batch import BatchReceipt, GateVerdict, StagedBatch
-from meta_memory.agent_memory.erase import Erasure
+from meta_memory.agent_memory.erase import ErasedText, Erasure
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import MemoryRecord, Scope
 from meta_memory.agent_memory.store.base import WriteGate, dumps
@@ -90,6 +90,11 @@ class ReadTx:
         """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes`` (as content
         or folded hash)."""
         return self.reader.erased(ids, content_hashes)
+
+    def erased_texts(self, hashes: Collection[str]) -> list[ErasedText]:
+        """The field-level erasure-register rows holding any of ``hashes``
+        (:func:`~meta_memory.agent_memory.erase.field_hashes` of a write's text fields)."""
+        return self.reader.erased_texts(hashes)
 
     def active_duplicate(self, scope: Scope, content_hash: str) -> MemoryRecord | None:
         """The oldest active record of ``scope`` whose content hash is ``content_hash``, or ``None``."""

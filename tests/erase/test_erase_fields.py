@@ -1,0 +1,114 @@
+"""Erased text stays out of every field a record shows, not only its (title, body) pair: after
+``meta/agent_memory/erase`` of a record, its body written again as another record's description (the
+``memory`` tool), one of its tags (lower-cased, the tool) or a metadata string (``remember``) is refused
+``erased``, over a real gateway on SQLite and on PostgreSQL, and nothing of it reaches the next turn's
+injection or the tool's recall. Copies stored before the erase with the body in such a field go with
+the erase (its content closure). Short fields are everyday words, not the erased text: erasing a record
+titled "Meeting notes" refuses no later record with that title.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support import GatewayProcess
+
+pytestmark = pytest.mark.gateway
+
+ID, OTHER = "gina", "hank"
+BODY = "The back door code is 4471 and the alarm word is heron."
+TOOL = "meta/agent_memory/tool"
+
+
+def _refused(body: dict[str, object]) -> None:
+    err = body["error"]
+    assert isinstance(err, dict) and err["code"] == -32040 and err["data"]["reason"] == "erased", body
+    assert "4471" not in json.dumps(err) and "identity scope 'gina'" in err["message"], err
+
+
+def _tool(gw: GatewayProcess, arguments: dict[str, object], identity: str = ID) -> dict[str, object]:
+    return gw.result(TOOL, {"identity": identity, "session_key": "k1", "arguments": arguments})
+
+
+def _nothing_shown(gw: GatewayProcess) -> None:
+    """Neither the next turn's injection nor the tool's recall holds the erased text."""
+    turn = gw.result("meta/turn/inject", {"identity": ID, "session_key": "k2", "query_text": "back door code alarm"})
+    recall = _tool(gw, {"action": "recall", "query_text": "back door code alarm heron"})
+    for shown in (json.dumps(turn), json.dumps(recall)):
+        assert "4471" not in shown and "heron" not in shown.lower(), shown
+
+
+def test_erased_text_in_another_field_is_refused(backend_gateway: GatewayProcess) -> None:
+    gw = backend_gateway
+    mid = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Door code", "body": BODY})["memory_id"]
+    assert gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": mid})["count"] == 1
+    gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
+    _refused(gw.rpc("meta/agent_memory/remember", {"identity": ID, "title": "x", "body": "y",
+                                                   "metadata": {"note": BODY}}))
+    _refused(gw.rpc("meta/agent_memory/remember", {"identity": ID, "title": "Elsewhere", "body": BODY.upper()}))
+    batch = gw.result("meta/agent_memory/remember_batch", {"identity": ID, "records": [
+        {"title": "Door", "body": "see the tag", "tags": [BODY.lower()]}]})
+    assert batch["refused"] == 1 and batch["results"][0]["error"]["data"]["reason"] == "erased", batch
+    for arguments, extra in (({"action": "remember", "title": "Door", "body": "see index", "description": BODY}, {}),
+                             ({"action": "remember", "title": "Door2", "body": "see tag", "tags": [BODY.lower()]}, {}),
+                             ({"action": "propose_to_mob", "title": "Door", "body": "see index", "description": BODY},
+                              {"mob": "team"})):
+        out = gw.result(TOOL, {"identity": ID, "session_key": "k1", "arguments": arguments, **extra})
+        assert out["is_error"] and "erased" in out["text"] and "4471" not in out["text"], out
+    assert gw.result("meta/memory/proposals/list", {})["proposals"] == []
+    assert gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"] == []
+    _nothing_shown(gw)
+    # other words are other content; another identity's own memory is its own
+    assert gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Door", "body": "x",
+                                                    "metadata": {"note": BODY.replace("4471", "9000")}})["created"]
+    assert not _tool(gw, {"action": "remember", "title": "Door", "body": "see index", "description": BODY},
+                     identity=OTHER)["is_error"]
+
+
+def test_an_erase_takes_the_copies_holding_its_text_in_another_field(backend_gateway: GatewayProcess) -> None:
+    """Copies stored before the erase with the erased body as a description, a tag or a metadata string go
+    with it; a record of other words stays, and so does another identity's copy."""
+    gw = backend_gateway
+    gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
+    for arguments in ({"action": "remember", "title": "Door", "body": "see index", "description": BODY},
+                      {"action": "remember", "title": "Door2", "body": "see tag", "tags": [BODY.lower()]}):
+        out = _tool(gw, arguments)
+        assert not out["is_error"], out
+    listed = gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]
+    copies = [r["id"] for r in listed]
+    proposed = gw.result(TOOL, {"identity": ID, "session_key": "k1", "mob": "team", "arguments": {
+        "action": "propose_to_mob", "title": "Door", "body": "see the tags", "tags": [BODY]}})
+    assert not proposed["is_error"] and len(gw.result("meta/memory/proposals/list", {})["proposals"]) == 1, proposed
+    copies.append(gw.result("meta/agent_memory/remember", {"identity": ID, "title": "x", "body": "y",
+                                                           "metadata": {"note": BODY}})["memory_id"])
+    kept = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Garden", "body": "Water it on Fridays"})
+    theirs = gw.result("meta/agent_memory/remember", {"identity": OTHER, "title": "x", "body": "y",
+                                                      "metadata": {"note": BODY}})
+    mid = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Door code", "body": BODY})["memory_id"]
+    report = gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": mid})
+    assert sorted(r["memory_id"] for r in report["records"]) == sorted([mid, *copies]), report
+    assert len(report["proposals"]) == 1 and gw.result("meta/memory/proposals/list", {})["proposals"] == []
+    assert [r["id"] for r in gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]] == [
+        kept["memory_id"]]
+    _nothing_shown(gw)
+    assert [r["id"] for r in gw.result("meta/agent_memory/manifest", {"identity": OTHER, "tier": "full"})["records"]] == [
+        theirs["memory_id"]]
+
+
+def test_short_fields_are_not_the_erased_text(backend_gateway: GatewayProcess) -> None:
+    """Erasing a record titled "Meeting notes" with a short body refuses that pair again, not every later
+    record that shares its title, a short tag or a short description."""
+    gw = backend_gateway
+    mid = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Meeting notes", "body": "Roadmap call",
+                                                   "tags": ["meeting notes"]})["memory_id"]
+    gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": mid})
+    _refused(gw.rpc("meta/agent_memory/remember", {"identity": ID, "title": "Meeting notes", "body": "Roadmap call"}))
+    for params in ({"title": "Meeting notes", "body": "Budget review with finance on Tuesday"},
+                   {"title": "Standup", "body": "Short sync", "tags": ["meeting notes", "roadmap call"]},
+                   {"title": "Retro", "body": "What went well", "metadata": {"kind": "Meeting notes"}}):
+        assert gw.result("meta/agent_memory/remember", {"identity": ID, **params})["created"], params
+    gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
+    assert not _tool(gw, {"action": "remember", "title": "Planning", "body": "Q3 planning",
+                          "description": "Meeting notes"})["is_error"]
