@@ -71,8 +71,11 @@ def test_old_erasures_keep_refusing_and_new_ones_fold_look_alikes(monkeypatch: p
         with psycopg.connect(DSN, autocommit=True) as conn:
             conn.execute(f'SET search_path = "{name}"')
             rows = dict(conn.execute("SELECT memory_id, skeleton_hash FROM erasures").fetchall())
-            assert rows == {"mem-ascii": None, "mem-cyrillic": None,
-                            mid: erasure_hashes("Larder", "the word is сахар")[3]}
+            assert rows["mem-ascii"] is None and rows["mem-cyrillic"] is None
+            assert rows[mid] == erasure_hashes("Larder", "the word is сахар")[3]
+            # the look-alike copy written above (the residual) shows the erased body's text in its body: the
+            # erase takes it too (the field-level register's closure), so it is registered as well
+            assert len(rows) == 4
             view = conn.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = %s "
                                 "AND table_name = 'erasures' ORDER BY ordinal_position", (name + "_realm",)).fetchall()
             assert [c for (c,) in view][-1] == "skeleton_hash"

@@ -45,7 +45,7 @@ def test_an_existing_schema_gains_the_table_and_an_erase_after_it_registers_fiel
         with psycopg.connect(DSN, autocommit=True) as conn:
             conn.execute(f'SET search_path = "{name}"')
             assert conn.execute("SELECT to_regclass('erasure_texts')").fetchone() == (None,)
-            exact, fold1, fold2 = erasure_hashes(*OLD)
+            exact, fold1, fold2, _fold3 = erasure_hashes(*OLD)
             conn.execute("INSERT INTO erasures(realm, memory_id, scope_kind, scope_key, content_hash, folded_hash, "
                          "casefolded_hash, erased_at_ms) VALUES (%s, 'mem-old', 'identity', %s, %s, %s, %s, 1)",
                          (R, ID, exact, fold1, fold2))
