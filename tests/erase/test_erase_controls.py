@@ -43,11 +43,13 @@ def test_erased_content_with_a_control_slipped_in_is_refused(gateway: GatewayPro
             "action": "remember", "title": TITLE, "body": body}})
         assert out["is_error"] and "erased" in out["text"], out
     assert gateway.result("meta/agent_memory/recall", {"identity": ID, "query_text": "quokkazanzibar"})["records"] == []
-    # a visible difference is other content: an escape's printable tail, a separator splitting a word (shown as a space)
+    # a visible difference is other content: an escape's printable tail
     assert gateway.result("meta/agent_memory/remember", {"identity": ID, "title": TITLE,
                                                          "body": BODY.replace(" Q", "\x1b[8m Q")})["created"]
-    assert gateway.result("meta/agent_memory/remember", {"identity": ID, "title": TITLE,
-                                                         "body": BODY.replace("quokkaz", "quokka\x1cz")})["created"]
+    # a separator splitting a word is shown as a space: the word split in two, which fold 3 reads as the same
+    # letters (whitespace put into a word), so it is refused as well
+    _refused(gateway.rpc("meta/agent_memory/remember", {"identity": ID, "title": TITLE,
+                                                        "body": BODY.replace("quokkaz", "quokka\x1cz")}))
 
 
 def test_an_erase_takes_the_copies_that_differ_by_a_control(gateway: GatewayProcess) -> None:

@@ -170,7 +170,11 @@ def fold_skeleton(text: str) -> str:
     Unicode's confusables data maps to a Latin prototype replaced by it (Cyrillic ``"а"`` U+0430, ``"о"``,
     ``"е"``, ``"р"``, ``"с"``, Greek ``"ο"`` U+03BF... read as Latin ``a``, ``o``, ``e``, ``p``, ``c``,
     ``o``; Cyrillic ``"Н"`` and Greek ``"Η"`` as ``H``), then folded by :func:`fold_compat`, both again
-    until nothing changes. ``"pаypal"`` with a Cyrillic ``а`` folds as ``"PayPal"`` does. Idempotent.
+    until nothing changes, and last every whitespace character taken out: ``"pаypal"`` with a Cyrillic
+    ``а`` folds as ``"PayPal"`` does, and ``"the launch code"`` as ``"thelaunchcode"``, ``"the launch
+    co de"`` or ``"t h e l a u n c h c o d e"`` do (words run together or letter-spaced read as the same
+    letters; a zero-width space in place of a space, which the renderers drop, is such a text).
+    Idempotent.
 
     The mapping reads the text before case folding, as the standard's skeleton does: a capital that looks
     like a Latin capital is that capital (``"Н"`` is ``H``) though its lower case looks like another letter
@@ -183,12 +187,12 @@ def fold_skeleton(text: str) -> str:
     character to a prototype of Latin letters (ASCII, other Latin letters, combining marks), so letters
     that look like no Latin letter stay as they are. ASCII is never mapped: ``0`` and ``O``, ``1`` and
     ``l``, ``rn`` and ``m`` stay apart (a keyboard types them; they are different text to a reader and a
-    model alike), and ASCII text folds as :func:`fold_compat` folds it, at its cost. A word written wholly
+    model alike), and ASCII text folds as :func:`fold_compat` folds it, its whitespace taken out. A word written wholly
     in Cyrillic or Greek is mapped too (``"вода"`` folds to ``"ʙoдa"``): two texts of those scripts fold
     alike only where they differ in letters that look alike."""
     visible = _visible(text)
     if visible.isascii():
-        return _fold_forms_and_case(visible)
+        return _without_whitespace(_fold_forms_and_case(visible))
     return _skeleton(unicodedata.normalize("NFKC", visible))
 
 
@@ -196,7 +200,7 @@ def _skeleton(visible: str, compat: str | None = None) -> str:
     """:func:`fold_skeleton` of ``visible``, a text without invisible characters (in NFKC, or ASCII);
     ``compat`` is its :func:`fold_compat` when the caller holds it."""
     if visible.isascii():
-        return _fold_forms_and_case(visible) if compat is None else compat
+        return _without_whitespace(_fold_forms_and_case(visible) if compat is None else compat)
     table, keys = _skeleton_table(), _skeleton_keys()
     folded = visible
     for _ in range(_COMPAT_ROUNDS):  # until the mapping and fold_compat both leave it as it is
@@ -207,10 +211,17 @@ def _skeleton(visible: str, compat: str | None = None) -> str:
             mapped = compat  # nothing to map: fold_compat's text (NFKC reads NFD as the text itself)
         else:
             mapped = _fold_forms_and_case(folded)
+        mapped = _without_whitespace(mapped)  # in the loop: a mark a space stood before composes again
         if mapped == folded:
             break
         folded = mapped
     return folded
+
+
+def _without_whitespace(text: str) -> str:
+    """``text`` with every whitespace character taken out (fold 3's last step: words run together, a word
+    letter-spaced or a line break inside a word read as the same letters)."""
+    return "".join(text.split())
 
 
 @functools.cache
@@ -287,8 +298,9 @@ def _latin_prototype(proto: str) -> bool:
 
 def skeleton_content_hash(title: str, body: str, exact: str | None = None) -> str:
     """:func:`content_hash` over ``title`` and ``body`` each folded by :func:`fold_skeleton` (fold 3): equal
-    for two contents that differ only in whitespace, invisible characters, width, compatibility forms, case
-    or look-alike letters of other scripts. ``exact`` as for :func:`folded_content_hash`."""
+    for two contents that differ only in whitespace (its runs, or whitespace taken out or put in anywhere),
+    invisible characters, width, compatibility forms, case or look-alike letters of other scripts. ``exact``
+    as for :func:`folded_content_hash`."""
     folded_title, folded_body = fold_skeleton(title), fold_skeleton(body)
     if exact is not None and folded_title == title and folded_body == body:
         return exact
@@ -309,12 +321,13 @@ def erasure_hashes(title: str, body: str, exact: str | None = None) -> ErasureHa
     fold1 = exact if title1 == title and body1 == body else content_hash(title1, body1)
     # fold 2 from fold 1's text (fold_compat(fold_whitespace(t)) == fold_compat(t)): the invisible
     # characters are removed once; fold 3 from fold 1's text likewise (fold_skeleton(fold_whitespace(t)) ==
-    # fold_skeleton(t)), and, for ASCII text, equal to fold 2's (nothing ASCII is mapped)
+    # fold_skeleton(t)), and, for ASCII text, fold 2's text without its whitespace (nothing ASCII is mapped)
     title2, body2 = _fold_forms_and_case(title1), _fold_forms_and_case(body1)
     fold2 = fold1 if title2 == title1 and body2 == body1 else content_hash(title2, body2)
     if title1.isascii() and body1.isascii():
-        return exact, fold1, fold2, fold2
-    title3, body3 = (_skeleton(unicodedata.normalize("NFKC", t), c) for t, c in ((title1, title2), (body1, body2)))
+        title3, body3 = _without_whitespace(title2), _without_whitespace(body2)
+    else:
+        title3, body3 = (_skeleton(unicodedata.normalize("NFKC", t), c) for t, c in ((title1, title2), (body1, body2)))
     fold3 = fold2 if title3 == title2 and body3 == body2 else content_hash(title3, body3)
     return exact, fold1, fold2, fold3
 
