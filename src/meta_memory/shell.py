@@ -635,11 +635,14 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
             console.print(table)
         target = " ".join([f"--identity {shlex.quote(identity)}", *([f"--realm {shlex.quote(realm)}"] if realm else []),
                            *_where_options(kw)])
-        console.print(text("review them with (each command on one line, to paste as it is):"))
-        commands = [text(f"  `meta-memory quarantine {verb} MEMORY_ID {target}` {does}", names=(identity, realm or ""))
-                    for verb, does in (("show", "reads one"),
-                                       ("release", "makes it active memory (a held forget: keeps the record)"),
-                                       ("discard", "tombstones it (a held forget: applies the forget)"))]
+        # real commands, pasteable as printed: the first listed id filled in, what each does said above them
+        first = rows[0].id if rows else forgets[0].memory_id
+        console.print(text(f"review them with the commands below (each one line, to paste as it is), shown for "
+                           f"{first}; for another, put its memory_id in place of {first}: show reads one; release "
+                           "makes it active memory (a held forget: keeps the record); discard tombstones it (a held "
+                           "forget: applies the forget)"))
+        commands = [text(f"  meta-memory quarantine {verb} {shlex.quote(first)} {target}", names=(identity, realm or ""))
+                    for verb in ("show", "release", "discard")]
         console.print(Text("\n").join(commands), soft_wrap=True)  # one print: one legend of the marked names
 
     _run(_ctx(**kw), listing, show,
