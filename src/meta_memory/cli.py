@@ -94,14 +94,22 @@ def _fail(exc: Exception) -> None:
     sys.exit(1)
 
 
+#: The commands that keep running and serve: they log INFO lines (an operator's record of what the server did).
+#: Every other command is one-shot and logs warnings and above only, so the background work of the runtime it
+#: opens (an expiry sweep, an index build) does not print on its stderr beside its answer.
+SERVING_COMMANDS = frozenset({"serve", "gateway", "mcp"})
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="meta-memory")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Identity-first memory for multi-agent LLM runtimes."""
     from .observability.logs import configure_logging
 
     if not logging.getLogger().handlers:  # an embedding program's (or a test's) logging stays its own
-        configure_logging("text")  # each message on one line, whatever a caller put into it
+        level = logging.INFO if ctx.invoked_subcommand in SERVING_COMMANDS else logging.WARNING
+        configure_logging("text", level)  # each message on one line, whatever a caller put into it
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the output
 
 

@@ -33,6 +33,8 @@ __all__ = ["ReplayReport", "load_conversations", "replay"]
 KS = (1, 5, 8, 10)
 #: Turns written per ``meta/agent_memory/remember_batch`` call.
 WRITE_CHUNK = 512
+#: Seconds the replay client waits to connect, and for each answer.
+_TIMEOUT_S = 60.0
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _EVIDENCE = re.compile(r"D\d+:\d+")
 
@@ -185,7 +187,7 @@ class _Rpc:
     def __init__(self, url: str, token: str | None) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = _rpc_url(url)
-        self.client = httpx.Client(headers=headers, timeout=60)
+        self.client = httpx.Client(headers=headers, timeout=_TIMEOUT_S)
         self.n = 0
 
     def batch(self, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -197,7 +199,7 @@ class _Rpc:
         try:
             resp = self.client.post(url, json=payload)
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(url, exc) from None
+            raise GatewayUnreachable(url, exc, _TIMEOUT_S) from None
         try:
             body = resp.json()
         except ValueError:

@@ -46,6 +46,8 @@ from .terminal import json_text, marked_console, name_text, one_line, text
 __all__ = ["register", "gateway_url_option", "realm_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
+#: Seconds a command waits to connect to the gateway, and then for its answer.
+GATEWAY_TIMEOUT_S = 30.0
 #: What a command says after "cannot reach the meta-memory gateway at <url>": how to get one, or do without.
 NO_GATEWAY_HINT = ("start one with `meta-memory serve` (or name another with --url), or pass --state-dir DIR to "
                    "work on a state directory without a gateway")
@@ -54,7 +56,8 @@ NO_GATEWAY_HINT = ("start one with `meta-memory serve` (or name another with --u
 def unreachable(exc: Exception) -> str:
     """What a command says when the gateway at its ``--url`` could not be reached (a
     :class:`~meta_memory.sdk.transport.GatewayUnreachable`): its message, with :data:`NO_GATEWAY_HINT` unless
-    something answered there (not a gateway, or the message already says what to do)."""
+    something answered there (not a gateway, or the message already says what to do: a call sent and not
+    answered in time may have been applied, so "start one" would be wrong advice)."""
     from .sdk.transport import GatewayUnreachable, NotAGateway
 
     said = str(exc)
@@ -163,7 +166,7 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
         runtime = build_runtime(state_dir, config_path, one_shot=True)  # waits its turn behind another command
         handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(runtime)))
     else:
-        handle = MetaHandle(HttpTransport(url or DEFAULT_URL, token=token))
+        handle = MetaHandle(HttpTransport(url or DEFAULT_URL, token=token, timeout_s=GATEWAY_TIMEOUT_S))
     try:
         yield handle
     finally:
@@ -632,11 +635,14 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
             console.print(table)
         target = " ".join([f"--identity {shlex.quote(identity)}", *([f"--realm {shlex.quote(realm)}"] if realm else []),
                            *_where_options(kw)])
-        console.print(text("review them with (each command on one line, to paste as it is):"))
-        commands = [text(f"  `meta-memory quarantine {verb} MEMORY_ID {target}` {does}", names=(identity, realm or ""))
-                    for verb, does in (("show", "reads one"),
-                                       ("release", "makes it active memory (a held forget: keeps the record)"),
-                                       ("discard", "tombstones it (a held forget: applies the forget)"))]
+        # real commands, pasteable as printed: the first listed id filled in, what each does said above them
+        first = rows[0].id if rows else forgets[0].memory_id
+        console.print(text(f"review them with the commands below (each one line, to paste as it is), shown for "
+                           f"{first}; for another, put its memory_id in place of {first}: show reads one; release "
+                           "makes it active memory (a held forget: keeps the record); discard tombstones it (a held "
+                           "forget: applies the forget)"))
+        commands = [text(f"  meta-memory quarantine {verb} {shlex.quote(first)} {target}", names=(identity, realm or ""))
+                    for verb in ("show", "release", "discard")]
         console.print(Text("\n").join(commands), soft_wrap=True)  # one print: one legend of the marked names
 
     _run(_ctx(**kw), listing, show,

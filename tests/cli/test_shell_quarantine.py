@@ -63,12 +63,18 @@ def test_a_stdio_mcp_users_quarantined_writes_are_reviewed_from_the_shell(tmp_pa
     table = mm("quarantine", "list", *at)
     assert table.returncode == 0 and "quarantined records of lead:main (2 records)" in table.stdout
     assert keep in table.stdout and "Deploy day" in table.stdout and "quarantine release" in table.stdout
-    # the listing's hint names a command that runs as printed (the identity it needs and where it ran included)
-    hint = re.search(r"^  `meta-memory quarantine show MEMORY_ID ([^`\n]+)` reads one$", table.stdout, re.M)  # unwrapped
-    assert hint is not None, table.stdout
-    assert shlex.split(hint.group(1)) == ["--identity", ID, "--state-dir", str(state)]
-    as_hinted = mm("quarantine", "show", drop, *shlex.split(hint.group(1)))
-    assert as_hinted.returncode == 0 and f"{drop} of {ID}" in as_hinted.stdout, as_hinted.stderr
+    # the listing's hints are commands that run as printed, pasted whole (a listed id, the identity it needs
+    # and where it ran included): no backticks a shell would run as a command substitution, no prose after them
+    assert "`" not in table.stdout
+    hints = re.findall(r"^  meta-memory (quarantine (?:show|release|discard) .+)$", table.stdout, re.M)  # unwrapped
+    assert len(hints) == 3, table.stdout
+    args = [shlex.split(hint) for hint in hints]
+    assert [a[:2] for a in args] == [["quarantine", "show"], ["quarantine", "release"], ["quarantine", "discard"]]
+    shown_id = args[0][2]
+    assert shown_id in (keep, drop) and all(a[2:] == [shown_id, "--identity", ID, "--state-dir", str(state)]
+                                            for a in args), args
+    as_hinted = mm(*args[0])
+    assert as_hinted.returncode == 0 and f"{shown_id} of {ID}" in as_hinted.stdout, as_hinted.stderr
 
     shown = mm("quarantine", "show", drop, *at)
     assert shown.returncode == 0 and "paste.example \\x1b[31m" in shown.stdout and "\x1b" not in shown.stdout

@@ -137,7 +137,7 @@ def test_supersede_chains_and_inherits_rank(agent_store: AgentMemoryStore, clock
     assert search_ids(agent_store, "deploy") == [v3.id]
     with pytest.raises(AgentMemoryError) as info:
         record_writes.update(agent_store, R, ID, v1.memory_id, "Deploy", "again")
-    assert info.value.detail == (f"op 0: record '{v1.memory_id}' is not active "
+    assert info.value.detail == (f"record '{v1.memory_id}' is not active "
                                  f"(superseded by '{v2.memory_id}'; update that record instead)")
     with pytest.raises(AgentMemoryError, match="record 'nope' does not exist"):
         record_writes.update(agent_store, R, ID, "nope", "x", "y")
@@ -378,7 +378,7 @@ def test_usage_injections_and_proposals(agent_store: AgentMemoryStore, clock: Ma
     assert agent_store.active_records(R, mob) == []
     with pytest.raises(AgentMemoryError) as info:
         record_writes.propose(agent_store, R, mob, new("Key", "-----BEGIN PRIVATE KEY----- x"), Author.agent(ID))
-    assert info.value.reason == "secret_detected" and info.value.op_index == 0
+    assert info.value.reason == "secret_detected" and info.value.op_index is None  # a single call, not a batch
 
 
 def test_retier_above_observed_is_refused_for_quarantine_descendants(agent_store: AgentMemoryStore) -> None:

@@ -105,6 +105,10 @@ def test_export_url_refusals(served: Any, tmp_path: Path) -> None:
         refused = mm("export", "--url", gw.url, "-o", str(out), token=token)
         assert refused.returncode == 1 and "access_denied" in refused.stderr
         assert not out.exists()  # no partial file left behind
+    out.write_text("kept", encoding="utf-8")  # an existing file is refused before the gateway is asked
+    refused = mm("export", "--url", gw.url, "-o", str(out), token=OPS)
+    assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr and "--force" in refused.stderr
+    assert out.read_text(encoding="utf-8") == "kept"
     usage = mm("export", "--url", gw.url, "--state-dir", str(tmp_path / "s"), token=OPS)
     assert usage.returncode == 2
     # an export id answers only to the principal that started it

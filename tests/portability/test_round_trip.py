@@ -150,10 +150,31 @@ def test_the_export_file_is_owner_only(tmp_path: Path) -> None:
     out.chmod(0o644)
     old = os.umask(0)
     try:
-        assert mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out)).returncode == 0
+        assert mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--force").returncode == 0
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o600 and out.read_text().startswith('{"type":"header"')
+
+
+def test_an_existing_export_file_is_refused_unless_force(tmp_path: Path) -> None:
+    """``export -o FILE`` writes a new file, as ``backup`` a new directory: an existing FILE is refused
+    (exit 1, left as it was) unless ``--force`` replaces it."""
+    with handle_on(tmp_path / "src", None) as h:
+        h.remember_agent_memory(ID, title="t", body="b")
+    out = tmp_path / "dump.jsonl"
+    out.write_text("yesterday's export", encoding="utf-8")
+    refused = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out))
+    err = refused.stderr.decode()
+    assert refused.returncode == 1 and f"refusing to overwrite {out} (-o/--output): it already exists" in err, err
+    assert "--force" in err and "Traceback" not in err
+    assert out.read_text(encoding="utf-8") == "yesterday's export"
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "nowhere.jsonl")  # a dangling link is an existing path too
+    assert mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(link)).returncode == 1
+    assert not (tmp_path / "nowhere.jsonl").exists()
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--force")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8").startswith('{"type":"header"')
 
 
 def test_summaries_count_one_in_the_singular(tmp_path: Path) -> None:
@@ -306,7 +327,7 @@ def test_an_export_never_writes_into_a_fifo_another_user_planted(tmp_path: Path)
     stolen: list[bytes] = []
     reader = threading.Thread(target=_read_all, args=(planted, stolen), daemon=True)
     reader.start()
-    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted))
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted), "--force")
     if reader.is_alive():  # the export never opened it: let the reader go
         with open(planted, "wb"):
             pass
@@ -325,7 +346,7 @@ def test_an_export_never_writes_into_a_file_another_user_owns(tmp_path: Path) ->
     planted = tmp_path / "dump.jsonl"
     planted.write_text("theirs", encoding="utf-8")
     os.chown(planted, 65534, 65534)
-    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted))
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted), "--force")
     assert done.returncode == 1 and b"belongs to another user" in done.stderr, done.stderr
     assert planted.read_text(encoding="utf-8") == "theirs" and planted.stat().st_uid == 65534
 

@@ -92,6 +92,7 @@ def remember_merging(
     return rec.project(), created, merge
 
 
+@writes.single_write
 def remember_record(
     store: AgentMemoryStore, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
     evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None, expires_at_ms: int | None = None,
@@ -135,6 +136,7 @@ def remember_many(
 # --------------------------------------------------------------------------- authored writes
 
 
+@writes.single_write
 def remember_authored(store: AgentMemoryStore, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *,
                       gate: WriteGate | None = None) -> tuple[MemoryRecord, bool]:
     """Write with a given author (recorder tool, distiller): same dedup as :func:`remember`, without the
@@ -149,6 +151,7 @@ def remember_authored(store: AgentMemoryStore, realm: str, scope: Scope, record:
     return rec, created
 
 
+@writes.single_write
 def supersede(store: AgentMemoryStore, realm: str, scope: Scope, prior_id: str, record: NewMemoryRecord,
               author: Author, *, gate: WriteGate | None = None,
               expiry: int | None | KeepExpiry = KEEP_EXPIRY) -> MemoryRecord:
@@ -167,6 +170,7 @@ def supersede(store: AgentMemoryStore, realm: str, scope: Scope, prior_id: str, 
         return writes.supersede(tx, scope, prior_id, writes.keeping_expiry(record, expiry), author, g)
 
 
+@writes.single_write
 def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, title: str | None = None,
            body: str | None = None, tags: Iterable[str] | None = None, *,
            expiry: int | None | KeepExpiry = KEEP_EXPIRY,
@@ -194,6 +198,7 @@ def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, t
     return new.project(), memory_id
 
 
+@writes.single_write
 def forget(store: AgentMemoryStore, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
     """Tombstone ``memory_id`` if it exists in ``scope`` and is not already tombstoned; else ``False``.
     Raises ``memory_id must not be empty`` for a blank id."""
@@ -207,6 +212,7 @@ def forget(store: AgentMemoryStore, realm: str, scope: Scope, memory_id: str, au
         return writes.forget(tx, scope, memory_id, author)
 
 
+@writes.single_write
 def propose(store: AgentMemoryStore, realm: str, scope: Scope, record: NewMemoryRecord, author: Author,
             taint: str | None = None) -> str:
     """Queue a proposal for a shared (mob/operator) scope; returns ``prop-...``. Secrets are refused, and

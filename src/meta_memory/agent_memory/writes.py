@@ -22,6 +22,7 @@ module at run time.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, GateVerdict, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.erase import field_hashes, shown_texts
@@ -108,6 +109,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 #: Skip reasons a markdown import's summary audit row keeps (the rest are logged only).
 MAX_IMPORT_SKIP_REASONS = 8
@@ -182,6 +185,26 @@ def _item_field_error(exc: RecordFieldRefused, index: int) -> RecordFieldRefused
     refused = RecordFieldRefused(rule, path)
     refused.op_index = index
     return refused
+
+
+def single_write(write: Callable[P, T]) -> Callable[P, T]:
+    """``write``, a call that writes one record (a remember, update, supersede, forget or proposal, not a
+    batch), with its refusals in single-call wording: the validator speaks of the batch every write is
+    planned as (``op 0: record '<id>' is not active (...)``, ``op_index`` 0), which a caller that sent one
+    record never made; such a refusal is raised again as the same ``reason`` and ``secret_class`` without
+    the ``op N:`` prefix and without ``op_index``. A bulk write (``remember_batch``, even of one item)
+    keeps them."""
+
+    @functools.wraps(write)
+    def single(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return write(*args, **kwargs)
+        except AgentMemoryError as exc:
+            if type(exc) is not AgentMemoryError or exc.op_index is None or not _OP_PREFIX.match(exc.detail):
+                raise
+            raise AgentMemoryError(exc.reason, _OP_PREFIX.sub("", exc.detail), secret_class=exc.secret_class) from None
+
+    return single
 
 
 def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:

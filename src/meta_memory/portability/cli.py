@@ -64,19 +64,29 @@ def _progress(enabled: bool, label: str, total: int | None) -> Iterator[Any]:
         yield lambda n: bar.advance(task, n)
 
 
-def _private_output(path: Path) -> Any:
-    """The export file, created (or truncated) owner-only (``0600``) whatever the umask: it holds every memory.
+def _private_output(path: Path, *, force: bool) -> Any:
+    """The export file, created (or with ``force``, truncated) owner-only (``0600``) whatever the umask: it
+    holds every memory.
 
-    An existing path is written only when it is a regular file of this user, checked on the opened file
-    before anything is truncated or written: a FIFO, a device, or a file another user planted where the
-    export goes (``/tmp``) is theirs to read whatever mode is set. Refused with one line and exit 1."""
+    Without ``force`` an existing path (file, link or anything else) is refused, as ``backup`` refuses an
+    existing destination: nothing is opened, truncated or written. With ``force`` an existing path is
+    written only when it is a regular file of this user, checked on the opened file before anything is
+    truncated or written: a FIFO, a device, or a file another user planted where the export goes (``/tmp``)
+    is theirs to read whatever mode is set. Refused with one line and exit 1."""
+    import errno
     import os
     import stat
 
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | (0 if force else os.O_EXCL)
     try:
         # O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of waiting for its planter
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
+        if exc.errno == errno.EEXIST:
+            click.echo(one_line(f"meta-memory: refusing to overwrite {path} (-o/--output): it already exists, and an "
+                                "export never replaces a file unless --force is given; name a new path, or pass "
+                                "--force to replace it"), err=True)
+            sys.exit(1)
         click.echo(one_line(f"meta-memory: cannot write the export to {path}: {exc.strerror}"), err=True)
         sys.exit(1)
     info = os.fstat(fd)
@@ -119,7 +129,8 @@ _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type
 @click.option("--identity", default=None, help="Only this identity's records (implies --no-ledger).")
 @click.option("--ledger/--no-ledger", default=None, help="Include the assertion ledger (default: unless filtered).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write here (default: stdout).")
+              help="Write here, a new file (default: stdout); an existing one is refused unless --force.")
+@click.option("--force", is_flag=True, help="Replace an existing --output file.")
 @_key_file
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--url", default=None, callback=gateway_url_option,
@@ -127,8 +138,8 @@ _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token holding operator.backup, for --url (prefer the environment variable).")
 def export_command(state_dir: Path, config_path: Path | None, realm: str | None, identity: str | None,
-                   ledger: bool | None, output: Path | None, key_file: Path | None, quiet: bool, url: str | None,
-                   token: str | None) -> None:
+                   ledger: bool | None, output: Path | None, force: bool, key_file: Path | None, quiet: bool,
+                   url: str | None, token: str | None) -> None:
     """Export memory as JSON Lines: records (every status, with provenance and links) and the ledger, signed."""
     from ..errors import MetaError
     from .exporter import export_jsonl
@@ -144,7 +155,7 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
                                    "(its state directory's export.key, or the installation_keys table on "
                                    "PostgreSQL): to import the file into another installation as verified, "
                                    "carry that key and name it there with import --key-file")
-        _export_remote(url, token, realm, identity, ledger, output, quiet)
+        _export_remote(url, token, realm, identity, ledger, output, quiet, force)
         return
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
     if not state_dir.is_dir():  # an export never creates the state it is asked to read
@@ -154,7 +165,7 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
     try:
         key = read_key_file(key_file, create=True) if key_file is not None else installation_key(runtime, create=True)
         assert key is not None  # created when missing
-        out = _private_output(output) if output is not None else sys.stdout
+        out = _private_output(output, force=force) if output is not None else sys.stdout
         try:
             with _progress(not quiet and output is not None, "exporting records", None) as advance:
                 summary = export_jsonl(runtime, out, signer=LineSigner(key), realm=realm, identity=identity,
@@ -181,13 +192,13 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
 
 
 def _export_remote(url: str, token: str | None, realm: str | None, identity: str | None, ledger: bool | None,
-                   output: Path | None, quiet: bool) -> None:
+                   output: Path | None, quiet: bool, force: bool) -> None:
     """``export --url``: fetch the gateway's export a page at a time into ``output`` (or stdout)."""
     from ..errors import MetaError
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
     transport = HttpTransport(url, token=token, timeout_s=120.0)
-    out = _private_output(output) if output is not None else sys.stdout
+    out = _private_output(output, force=force) if output is not None else sys.stdout
     records: dict[str, int] = {}
     counts = {"assertion": 0, "conflict": 0}
     skipped: dict[str, str] = {}

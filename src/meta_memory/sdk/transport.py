@@ -61,15 +61,28 @@ class HandleClosed(RuntimeError):
 
 
 class GatewayUnreachable(ConnectionError):
-    """The gateway could not be reached (refused, reset, timed out). ``url`` names it.
+    """The gateway could not be reached (refused, reset, timed out), or did not answer a call it was sent.
+    ``url`` names it.
 
     ``maybe_tls``: the URL is ``http://`` and the server closed the connection without an answer, what a
     gateway serving HTTPS (``serve --ssl-certfile``) does to plain HTTP; the message then says to try
-    ``https://``."""
+    ``https://``.
 
-    def __init__(self, url: str, cause: Exception) -> None:
+    ``unanswered``: the connection was made and the request sent, but no answer came within ``timeout_s``
+    seconds (an ``httpx.ReadTimeout``): the call may or may not have been applied, and the message says so
+    and how to check, instead of "cannot reach" (a connect failure or connect timeout keeps that)."""
+
+    def __init__(self, url: str, cause: Exception, timeout_s: float | None = None) -> None:
         self.maybe_tls = url.startswith("http://") and isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
         self.untrusted_certificate = url.startswith("https://") and _certificate_refused(cause)
+        self.unanswered = isinstance(cause, httpx.ReadTimeout)
+        if self.unanswered:
+            within = f"within {timeout_s:g} s" if timeout_s is not None else "in time"
+            super().__init__(f"the meta-memory gateway at {url} was sent the call but did not answer {within}: "
+                             "the call may or may not have been applied; check before repeating a write (e.g. "
+                             "`meta-memory recall` or `meta-memory list`, or the record's history)")
+            self.url = url
+            return
         hint = (f"; the gateway may be serving HTTPS: try {'https://' + url.removeprefix('http://')}"
                 if self.maybe_tls else "")
         if self.untrusted_certificate:
@@ -81,8 +94,8 @@ class GatewayUnreachable(ConnectionError):
     @property
     def explained(self) -> bool:
         """Whether the message already says what to do (an HTTPS gateway asked over HTTP, a certificate not
-        trusted), so "nothing listens there" hints do not apply."""
-        return self.maybe_tls or self.untrusted_certificate
+        trusted, a call sent and not answered), so "nothing listens there" hints do not apply."""
+        return self.maybe_tls or self.untrusted_certificate or self.unanswered
 
 
 def _certificate_refused(cause: BaseException) -> bool:
@@ -269,7 +282,7 @@ class HttpTransport(_HttpCalls):
         try:
             resp = self._client.post(self.url, content=self._payload(method, params), headers=_JSON_HEADERS)
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc) from None
+            raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
         return self._decode(resp)
 
     def close(self) -> None:
@@ -287,7 +300,7 @@ class AsyncHttpTransport(_HttpCalls):
         try:
             resp = await self._client.post(self.url, content=self._payload(method, params), headers=_JSON_HEADERS)
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc) from None
+            raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
         return self._decode(resp)
 
     async def aclose(self) -> None:
