@@ -11,13 +11,10 @@ another identity's own memory is its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
-from support import GatewayProcess, start_gateway, write_config
+from support import GatewayProcess
 
 pytestmark = pytest.mark.gateway
 
@@ -43,25 +40,10 @@ LOOK_ALIKE = [
 ]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def gw(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GatewayProcess]:
-    """A gateway whose agent memory is SQLite (its state directory) or a throw-away PostgreSQL schema."""
-    if request.param == "sqlite":
-        gateway = start_gateway(tmp_path / "state")
-        try:
-            yield gateway
-        finally:
-            gateway.stop()
-        return
-    require_postgres()
-    with throwaway_schema() as schema:
-        config = write_config(tmp_path / "gateway.toml",
-                              f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n')
-        gateway = start_gateway(tmp_path / "state", config=config)
-        try:
-            yield gateway
-        finally:
-            gateway.stop()
+@pytest.fixture
+def gw(backend_gateway: GatewayProcess) -> GatewayProcess:
+    """A gateway whose agent memory is SQLite or a throw-away PostgreSQL schema (``tests/conftest.py``)."""
+    return backend_gateway
 
 
 def _error(body: dict[str, object]) -> dict[str, object]:
