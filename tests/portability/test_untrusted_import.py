@@ -405,11 +405,9 @@ def test_an_edited_export_cannot_bring_erased_content_back_under_another_id_iden
                 assert h.recall_agent_memory(ident, query_text="jasmine tea", realm=realm) == []
 
 
-def test_an_edited_export_cannot_bring_erased_content_back_in_another_case_or_width(
-        tmp_path: Path, configs: Any) -> None:
-    """The erased text in lower case, in capitals, in full-width letters or in mathematical letters (NFKC
-    compatibility forms), under a new id, is refused by the import as erased content."""
-    src_cfg, _ = configs
+def _exported_then_erased(tmp_path: Path, src_cfg: Any) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
+    """The source installation's state directory, its export's lines (written before the erase) and the
+    exported line of the record then erased (``tea``)."""
     state = tmp_path / "state"
     with handle_on(state, src_cfg) as h:
         ids = build_source(h)
@@ -418,7 +416,15 @@ def test_an_edited_export_cannot_bring_erased_content_back_in_another_case_or_wi
     with handle_on(state, src_cfg) as h:
         h.call("meta/agent_memory/erase", {"identity": ID, "memory_id": ids["tea"]})
     lines = _lines(dump)
-    tea = next(x for x in lines if x.get("type") == "record" and x["record"]["id"] == ids["tea"])
+    return state, lines, next(x for x in lines if x.get("type") == "record" and x["record"]["id"] == ids["tea"])
+
+
+def test_an_edited_export_cannot_bring_erased_content_back_in_another_case_or_width(
+        tmp_path: Path, configs: Any) -> None:
+    """The erased text in lower case, in capitals, in full-width letters or in mathematical letters (NFKC
+    compatibility forms), under a new id, is refused by the import as erased content."""
+    src_cfg, _ = configs
+    state, lines, tea = _exported_then_erased(tmp_path, src_cfg)
     body = tea["record"]["body"]  # "Prefers jasmine tea in the morning."
     forms = [("tea", body.lower()), ("TEA", body.upper()),
              ("\uff34\uff45\uff41", "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in body)),
@@ -446,15 +452,7 @@ def test_an_edited_export_cannot_bring_erased_text_back_in_another_field(tmp_pat
     case, a metadata string, the title of a record of other words; in this identity or another) is refused
     by the import as erased content; a record of other words lands."""
     src_cfg, _ = configs
-    state = tmp_path / "state"
-    with handle_on(state, src_cfg) as h:
-        ids = build_source(h)
-    dump = tmp_path / "before-erase.jsonl"
-    assert mm("export", "--state-dir", str(state), *config_args(src_cfg), "-o", str(dump)).returncode == 0
-    with handle_on(state, src_cfg) as h:
-        h.call("meta/agent_memory/erase", {"identity": ID, "memory_id": ids["tea"]})
-    lines = _lines(dump)
-    tea = next(x for x in lines if x.get("type") == "record" and x["record"]["id"] == ids["tea"])
+    state, lines, tea = _exported_then_erased(tmp_path, src_cfg)
     body = tea["record"]["body"]  # "Prefers jasmine tea in the morning."
     fields: list[dict[str, Any]] = [{"description": body}, {"tags": [body.lower()]}, {"metadata": {"note": body}},
                                     {"title": body}, {"description": body, "scope": {"scope": "identity", "realm": "default", "identity": "z:other"}},

@@ -346,15 +346,21 @@ def _record_expiry(schema: str) -> list[str]:
     ]
 
 
+def _erasures_view(schema: str, step: int) -> str:
+    """The realm view of ``erasures`` with the columns it has after ``step`` (each step adding a hash
+    column shows it in the view)."""
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    return (f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', step))} "
+            f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION")
+
+
 def _erasure_folded_hashes(schema: str) -> list[str]:
     """``erasures.folded_hash`` (as SQLite's step 12: the content hash over the whitespace-folded title and
     body; ``NULL`` for an erasure registered before), the realm view showing it, and the index of the
     lookup of a write's hashes (``shared_ddl.ERASURE_MATCH_HASH``)."""
-    base, views = quote_ident(schema), quote_ident(schema + "_realm")
     return [
         "ALTER TABLE erasures ADD COLUMN IF NOT EXISTS folded_hash TEXT",
-        f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 12))} "
-        f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        _erasures_view(schema, 12),
         f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures(realm, ({ddl.ERASURE_MATCH_HASH}), scope_kind, scope_key)",
     ]
 
@@ -363,11 +369,9 @@ def _erasure_casefolded_hashes(schema: str) -> list[str]:
     """``erasures.casefolded_hash`` (as SQLite's step 15: the content hash over the title and body folded
     also for compatibility forms and case, fold 2; ``NULL`` for an erasure registered before), the realm
     view showing it, and the index of the lookup of a write's hashes (``shared_ddl.ERASURE_LOOKUP_HASH``)."""
-    base, views = quote_ident(schema), quote_ident(schema + "_realm")
     return [
         "ALTER TABLE erasures ADD COLUMN IF NOT EXISTS casefolded_hash TEXT",
-        f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 15))} "
-        f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        _erasures_view(schema, 15),
         f"CREATE INDEX IF NOT EXISTS erasures_lookup_idx ON erasures(realm, ({ddl.ERASURE_LOOKUP_HASH}), "
         "scope_kind, scope_key)",
     ]
@@ -377,11 +381,9 @@ def _erasure_skeleton_hashes(schema: str) -> list[str]:
     """``erasures.skeleton_hash`` (as SQLite's step 22: the content hash over the title and body with
     look-alike letters read as Latin ones, fold 3; ``NULL`` for an erasure registered before), the realm
     view showing it, and the index a write's hashes are also looked up by (``shared_ddl.ERASURE_SKELETON_HASH``)."""
-    base, views = quote_ident(schema), quote_ident(schema + "_realm")
     return [
         "ALTER TABLE erasures ADD COLUMN IF NOT EXISTS skeleton_hash TEXT",
-        f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 22))} "
-        f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        _erasures_view(schema, 22),
         f"CREATE INDEX IF NOT EXISTS erasures_skeleton_idx ON erasures(realm, {ddl.ERASURE_SKELETON_HASH}, "
         "scope_kind, scope_key)",
     ]
