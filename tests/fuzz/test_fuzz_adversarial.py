@@ -83,15 +83,16 @@ def test_sixteen_megabyte_body_is_refused_413_before_parsing(fz: Fuzzed, chunked
     fz.alive()
 
 
-@pytest.mark.parametrize("body", [
-    b"[" * 100_000,
-    b'{"a":' * 100_000,
-    b'{"jsonrpc":"2.0","id":1,"method":"meta/status","params":{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+@pytest.mark.parametrize(("body", "request_id"), [
+    (b"[" * 100_000, None),
+    (b'{"a":' * 100_000, None),
+    # a well-formed request whose params nest too deep: answered under its top-level id
+    (b'{"jsonrpc":"2.0","id":1,"method":"meta/status","params":{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}}", 1),
 ], ids=["brackets", "objects", "deep-params"])
-def test_deep_nesting_is_a_parse_error(fz: Fuzzed, body: bytes) -> None:
+def test_deep_nesting_is_a_parse_error(fz: Fuzzed, body: bytes, request_id: int | None) -> None:
     resp = fz.post(body)
     out = resp.json()
-    check_response(out, None)
+    check_response(out, request_id)
     assert out["error"]["code"] == -32700, out
     fz.alive()
 
