@@ -378,7 +378,8 @@ def test_usage_injections_and_proposals(agent_store: AgentMemoryStore, clock: Ma
     assert agent_store.active_records(R, mob) == []
     with pytest.raises(AgentMemoryError) as info:
         record_writes.propose(agent_store, R, mob, new("Key", "-----BEGIN PRIVATE KEY----- x"), Author.agent(ID))
-    assert info.value.reason == "secret_detected" and info.value.op_index is None  # a single call, not a batch
+    assert info.value.reason == "secret_detected" and info.value.op_index == 0
+    assert "op 0" not in info.value.message  # a single call's wording, not a batch's
 
 
 def test_retier_above_observed_is_refused_for_quarantine_descendants(agent_store: AgentMemoryStore) -> None:

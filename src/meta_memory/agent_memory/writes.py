@@ -192,8 +192,8 @@ def single_write(write: Callable[P, T]) -> Callable[P, T]:
     batch), with its refusals in single-call wording: the validator speaks of the batch every write is
     planned as (``op 0: record '<id>' is not active (...)``, ``op_index`` 0), which a caller that sent one
     record never made; such a refusal is raised again as the same ``reason`` and ``secret_class`` without
-    the ``op N:`` prefix and without ``op_index``. A bulk write (``remember_batch``, even of one item)
-    keeps them."""
+    the ``op N:`` prefix (its ``op_index``, 0, is kept in the data: clients read it). A bulk write
+    (``remember_batch``, even of one item) keeps the prefix too."""
 
     @functools.wraps(write)
     def single(*args: P.args, **kwargs: P.kwargs) -> T:
@@ -202,7 +202,8 @@ def single_write(write: Callable[P, T]) -> Callable[P, T]:
         except AgentMemoryError as exc:
             if type(exc) is not AgentMemoryError or exc.op_index is None or not _OP_PREFIX.match(exc.detail):
                 raise
-            raise AgentMemoryError(exc.reason, _OP_PREFIX.sub("", exc.detail), secret_class=exc.secret_class) from None
+            raise AgentMemoryError(exc.reason, _OP_PREFIX.sub("", exc.detail), op_index=exc.op_index,
+                                   secret_class=exc.secret_class) from None
 
     return single
 
