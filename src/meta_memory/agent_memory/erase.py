@@ -22,28 +22,28 @@ recorder tool, an import, the markdown import, a proposal, a promotion, a review
 scope it was erased from (compared by :func:`~meta_memory.agent_memory.hashing.content_hash` of the
 normalised title and body, the hash the exact-duplicate check uses, and by three folded hashes:
 :func:`~meta_memory.agent_memory.hashing.skeleton_content_hash` (fold 3: look-alike letters of other
-scripts read as the Latin letters they look like, Cyrillic ``"а"`` as ``a``, and what fold 2 folds),
+scripts read as the Latin letters they look like, Cyrillic ``"а"`` as ``a``, what fold 2 folds, and every
+whitespace character taken out),
 :func:`~meta_memory.agent_memory.hashing.casefolded_content_hash` (fold 2: whitespace, invisible
 characters, NFKC compatibility forms such as full-width letters, and case folded) and, for the rows
 registered before the register kept fold 2,
 :func:`~meta_memory.agent_memory.hashing.folded_content_hash` (fold 1: whitespace and invisible
 characters only). Content that differs from erased content only in what the row's folds fold is the
 same erased content. Residuals: an erasure registered before fold 3 (schema migration 22) keeps its
-exact, fold-1 and fold-2 hashes only (the content is gone: nothing to rehash), so it refuses look-alike
-spellings only of content whose fold-2 form has no letter fold 3 maps (all-ASCII content, the common
-case: a look-alike write's fold-3 hash is then the row's fold-2 hash); one registered before fold 2
+exact, fold-1 and fold-2 hashes only (the content is gone: nothing to rehash), so it refuses no look-alike
+spelling of its content, nor that content with its whitespace taken out; one registered before fold 2
 (migration 15) keeps its exact and fold-1 hashes only, so it refuses the case and width variants only
 of content that was erased in lower case and NFKC form; one registered before fold 1 (migration 12)
 matches by the exact hash, and folded forms only of content erased in folded form).
 
-The **field-level register** (``erasure_texts``, migration 22) keeps erased text out of every other field:
+The **field-level register** (``erasure_texts``, migration 23) keeps erased text out of every other field:
 an erase registers each erased record's body and description on its own (:func:`erased_texts`,
 :func:`field_hashes`: every hash :func:`~meta_memory.agent_memory.hashing.erasure_hashes` gives of the text
 under an empty title), and every write above holds each text field it would show (:func:`shown_texts`:
 title, body, description, each tag, every metadata key and string) against them, in the scopes the pair
 rule names. Fields shorter than :data:`MIN_FIELD_CHARS` characters or :data:`MIN_FIELD_WORDS` words once
 folded are neither registered nor checked. The content closure also takes every record of the scope
-showing a registered text in any field. An erasure registered before migration 22 has no field-level row.
+showing a registered text in any field. An erasure registered before migration 23 has no field-level row.
 
 Erasure never waits on a reviewer: a record of the closure under quarantine review is erased with the
 rest, in the same transaction, and its review closes as erased (its ``erase`` audit row carries
@@ -108,9 +108,9 @@ class Erasure:
         as Latin ones in text it then folds as fold 2 does, so a hash of one fold equal to a hash of another
         (or to an exact hash: one content is the other folded) still means content that reads as the
         erased content; an erasure without a fold-2 hash refuses its exact content, the re-spaced forms of
-        it, and every form of content that was erased already folded, one without a fold-3 hash the
-        look-alike spellings of content whose fold-2 form is its own skeleton (all-ASCII content: its
-        fold-2 hash is its fold-3 hash)."""
+        it, and every form of content that was erased already folded; one without a fold-3 hash refuses
+        no look-alike spelling (fold 3 also takes whitespace out, so its hash equals no other fold's but
+        for text with no whitespace and no letter it maps)."""
         mine = (self.content_hash, self.folded_hash, self.casefolded_hash, self.skeleton_hash)
         return any(h and h in mine for h in hashes)
 
