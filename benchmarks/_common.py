@@ -1,6 +1,6 @@
 """What the benchmarks share: a ``meta-memory serve`` subprocess on a free port, its stop, an
 in-process SQLite store on a throwaway directory, a live process's resource figures (Linux
-``/proc``), and percentiles.
+``/proc``), percentiles, and the ``--candidate-limits`` option's parser.
 
 The benchmarks run as scripts (``python benchmarks/<name>.py``), so this module is imported by
 its bare name from the ``benchmarks`` folder.
@@ -8,6 +8,7 @@ its bare name from the ``benchmarks`` folder.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import httpx
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 
-__all__ = ["ProcStats", "percentile", "proc_cpu_s", "proc_stats", "start_gateway", "stop_gateway", "temp_store"]
+__all__ = ["ProcStats", "candidate_limits", "percentile", "proc_cpu_s", "proc_stats", "start_gateway", "stop_gateway", "temp_store"]
 
 
 def start_gateway(state_dir: Path, *, config: Path | None = None, log: Path | None = None,
@@ -107,3 +108,15 @@ def percentile(values: Sequence[float], p: float) -> float:
     if not ordered:
         return 0.0
     return ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))]
+
+
+def candidate_limits(text: str) -> list[int]:
+    """An argparse type: comma-separated ``candidate_limit`` values (``"100,64,32"``), each 1..10000
+    (:class:`meta_memory.recall.lexical.LexicalConfig`'s range)."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+    if not values or any(not 1 <= v <= 10_000 for v in values):
+        raise argparse.ArgumentTypeError("each candidate limit must be in 1..10000")
+    return values

@@ -47,7 +47,9 @@ configuration. The pooled table over every question follows.
 
 Run: ``python benchmarks/locomo_recall.py --data locomo-dev.json [--provider lexical|hybrid]`` (add
 ``--sweep`` for the ranking ablations, ``--no-tuning`` to skip the tuned rows,
-``--no-folds`` to skip the fold report).
+``--no-folds`` to skip the fold report, ``--candidate-limits 100,64,32`` for the default provider at each
+candidate count, leave-one-conversation-out: :func:`candidate_limit_report`; ``--one-identity`` writes every
+conversation into one identity, so each question is asked of all 2,760 turns, its conversation still its fold).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import percentile  # noqa: E402
+from _common import candidate_limits, percentile  # noqa: E402
 from _standalone import IndexedRecord
 from _store import StoreCorpus
 from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms  # noqa: E402
@@ -86,10 +88,15 @@ _EVIDENCE = re.compile(r"D\d+:\d+")
 
 @dataclass
 class Question:
-    identity: str
+    identity: str  # its conversation (its fold)
     text: str
     category: int
     evidence: set[str]
+    scope: str = ""  # the identity it is asked of, when not its conversation's (``--one-identity``)
+
+    @property
+    def scope_key(self) -> str:
+        return self.scope or self.identity
 
 
 @dataclass
@@ -160,6 +167,18 @@ def load(path: Path) -> Corpus:
                 Question(identity, str(qa["question"]), int(qa["category"]), {f"{identity}/{e}" for e in evidence})
             )
     return Corpus(records, questions, malformed, dangling, no_evidence)
+
+
+#: The identity every turn is written under with ``--one-identity``.
+ONE_IDENTITY = "locomo-all"
+
+
+def one_identity(corpus: Corpus) -> Corpus:
+    """Every conversation's turns in one identity (:data:`ONE_IDENTITY`), written in the same order, and every
+    question asked of it: a scope of 2,760 records instead of five of 369-689 (a question's conversation
+    still names its fold)."""
+    return replace(corpus, records=[replace(r, scope_key=ONE_IDENTITY) for r in corpus.records],
+                   questions=[replace(q, scope=ONE_IDENTITY) for q in corpus.questions])
 
 
 Ranker = Callable[[Question, int], list[str]]
@@ -270,13 +289,64 @@ def tuned_folds(index: Any, questions: Sequence[Question], grid: dict[str, tuple
     folds' scores (ties: the earlier grid point). Returns the held-out results, the configuration
     chosen for each fold, and the one chosen on all conversations (what the defaults should be)."""
     configs = tuning_configs(grid)
-    readers: dict[str, Any] = {}
-    per_config = [evaluate_folds("tuned", provider_ranker(index, LexicalRecallProvider(c), readers), questions)[1]
-                  for c in configs]
+    per_config = grid_folds(index, questions, configs)
     choice = choose_per_fold([{f: r.recall(TUNING_K) for f, r in folds.items()} for folds in per_config])
     held_out = {fold: per_config[i][fold] for fold, i in choice.items() if fold != ALL_FOLDS}
     chosen = {fold: configs[i] for fold, i in choice.items() if fold != ALL_FOLDS}
     return held_out, chosen, configs[choice[ALL_FOLDS]]
+
+
+def grid_folds(index: Any, questions: Sequence[Question], configs: Sequence[LexicalConfig],
+               name: str = "tuned") -> list[dict[str, Result]]:
+    """Each configuration's per-conversation results (one :func:`evaluate_folds` each, the readers
+    memoised across configurations)."""
+    readers: dict[str, Any] = {}
+    return [evaluate_folds(name, provider_ranker(index, LexicalRecallProvider(c), readers), questions)[1]
+            for c in configs]
+
+
+def candidate_limit_report(index: Any, questions: Sequence[Question], limits: Sequence[int]) -> None:
+    """The default provider at each ``candidate_limit`` of ``limits``, leave-one-conversation-out.
+
+    Printed: every fold at each count, then per count the fold mean, the folds' spread (standard
+    deviation and range), the worst fold, and the change from the first count (mean, and the fold
+    that loses most); last, for each held-out conversation the count with the best mean
+    recall@``TUNING_K`` over the other four (ties: the earlier count) and its held-out score."""
+    grid = {"candidate_limit": tuple(limits)}
+    configs = tuning_configs(grid)
+    per_config = grid_folds(index, questions, configs, "candidates")
+    base = per_config[0]
+    print(f"candidate_limit sweep (default provider, R@k per held-out conversation; change vs {limits[0]} at R@{TUNING_K})")
+    print(f"{'limit':<7}{'fold':<10}{'n':>5}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'change':>9}")
+    for limit, folds in zip(limits, per_config):
+        for cid, r in folds.items():
+            change = r.recall(TUNING_K) - base[cid].recall(TUNING_K)
+            print(f"{limit:<7}{cid:<10}{sum(r.totals.values()):>5}" + "".join(f"{r.recall(k):>8.3f}" for k in KS)
+                  + f"{change:>+9.3f}")
+    print()
+    print(f"{'limit':<7}" + "".join(f"{'mean R@' + str(k):>10}" for k in KS)
+          + f"{'sd R@' + str(TUNING_K):>9}{'range':>8}{'worst':>8}{'change':>9}{'worst ch.':>11}")
+    for limit, folds in zip(limits, per_config):
+        at = [r.recall(TUNING_K) for r in folds.values()]
+        changes = [r.recall(TUNING_K) - base[cid].recall(TUNING_K) for cid, r in folds.items()]
+        means = [statistics.fmean(r.recall(k) for r in folds.values()) for k in KS]
+        print(f"{limit:<7}" + "".join(f"{m:>10.3f}" for m in means)
+              + f"{statistics.pstdev(at):>9.3f}{max(at) - min(at):>8.3f}{min(at):>8.3f}"
+              + f"{statistics.fmean(changes):>+9.4f}{min(changes):>+11.4f}")
+    choice = choose_per_fold([{f: r.recall(TUNING_K) for f, r in folds.items()} for folds in per_config])
+    print()
+    print(f"chosen on the other four (best mean R@{TUNING_K}; ties: the earlier count), scored held out:")
+    held = []
+    for cid, i in choice.items():
+        if cid == ALL_FOLDS:
+            continue
+        r = per_config[i][cid]
+        held.append(r.recall(TUNING_K))
+        print(f"  {cid:<10} limit {limits[i]:<5} R@{TUNING_K} {r.recall(TUNING_K):.3f}"
+              f" ({r.recall(TUNING_K) - base[cid].recall(TUNING_K):+.3f} vs {limits[0]})")
+    print(f"  held-out mean R@{TUNING_K} {statistics.fmean(held):.3f}, worst {min(held):.3f};"
+          f" chosen on every fold: {limits[choice[ALL_FOLDS]]}")
+    print()
 
 
 #: The key of :func:`choose_per_fold`'s choice made on every fold.
@@ -331,10 +401,11 @@ def provider_ranker(index: Any, provider: Any, memo: dict[str, Any] | None = Non
     readers: dict[str, Any] = memo if memo is not None else {}
 
     def rank(q: Question, k: int) -> list[str]:
-        if q.identity not in readers:
-            readers[q.identity] = MemoReader(index.reader(q.identity)) if memo is not None else index.reader(q.identity)
-        reader = readers[q.identity]
-        req = RecallRequest(identity=q.identity, realm="default", query_text=q.text, max_entries=k)
+        key = q.scope_key
+        if key not in readers:
+            readers[key] = MemoReader(index.reader(key)) if memo is not None else index.reader(key)
+        reader = readers[key]
+        req = RecallRequest(identity=key, realm="default", query_text=q.text, max_entries=k)
         return [s.record.memory_id for s in provider.recall(req, reader).records]
 
     return rank
@@ -348,10 +419,10 @@ def dense_ranker(index: StoreCorpus, embedder: Any) -> Ranker:
     cache: dict[str, tuple[list[str], Any]] = {}
 
     def rank(q: Question, k: int) -> list[str]:
-        if q.identity not in cache:
-            rows = index.vectors(q.identity, model)
-            cache[q.identity] = ([m for m, _ in rows], np.frombuffer(b"".join(b for _, b in rows), "<f4").reshape(len(rows), -1))
-        ids, matrix = cache[q.identity]
+        if q.scope_key not in cache:
+            rows = index.vectors(q.scope_key, model)
+            cache[q.scope_key] = ([m for m, _ in rows], np.frombuffer(b"".join(b for _, b in rows), "<f4").reshape(len(rows), -1))
+        ids, matrix = cache[q.scope_key]
         cos = matrix @ np.asarray(embedder.embed([q.text])[0], dtype=np.float32)
         return [ids[i] for i in np.argsort(-cos)[:k]]
 
@@ -438,7 +509,7 @@ def bare_fts_ranker(records: Sequence[IndexedRecord]) -> tuple[Ranker, float]:
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         rows = conn.execute(
             "SELECT memory_id FROM bare WHERE bare MATCH ? AND scope = ? ORDER BY bm25(bare) LIMIT ?",
-            (match, q.identity, k),
+            (match, q.scope_key, k),
         ).fetchall()
         return [r[0] for r in rows]
 
@@ -509,12 +580,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="skip the leave-one-conversation-out report (the default report)")
     parser.add_argument("--no-tuning", action="store_true",
                         help="skip the tuned leave-one-conversation-out rows (the grid search)")
+    parser.add_argument("--one-identity", action="store_true",
+                        help="write every conversation's turns into one identity and ask every question of it")
+    parser.add_argument("--candidate-limits", type=candidate_limits, default=None, metavar="N,N,...",
+                        help="also report the default provider at each candidate_limit, leave-one-conversation-out"
+                             " (e.g. 100,64,48,32,24; the first is the baseline)")
     args = parser.parse_args(argv)
     args.data = data_path(parser, args)
     if not args.data.exists():
         print(f"data file not found: {args.data}", file=sys.stderr)
         return 2
     corpus = load(args.data)
+    if args.one_identity:
+        corpus = one_identity(corpus)
     print(
         f"LoCoMo: {len(corpus.records)} turns, {len(corpus.questions)} questions (categories 1-4);"
         f" skipped: {corpus.malformed_evidence} malformed evidence strings (salvaged where a turn id"
@@ -576,6 +654,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         folds_by_system.append((name, folds))
     if not args.no_folds:
         report_folds(folds_by_system, notes)
+    if args.candidate_limits:
+        candidate_limit_report(index, corpus.questions, args.candidate_limits)
+    if not args.no_folds:
         print("pooled over every question:")
     if args.sweep and embedder is None:
         for name, cfg in SWEEP.items():

@@ -43,7 +43,15 @@ FTS5: the figures before the index, in the same kind of run.
 ``bm25s`` is a benchmark-only dependency (the ``recall-peers`` extra: ``pip install -e '.[recall-peers]'``); the package
 does not need it.
 
-Run: ``python benchmarks/recall_vs_bm25.py [--records 100000] [--queries 300] [--seed 7] [--fts]``
+``--candidate-limits 100,64,32`` times the lexical provider at each ``candidate_limit`` in the same run: each value
+answers every query once untimed (so all start equally warm: the index's per-term caches are shared, and a value
+asked right after another for the same query would find them warm), then ``--rounds`` (3) rounds of one timed pass
+per value, ours and bm25s alternated query by query as above, the values' order rotated each round. Reported per
+value: p50/p99, CPU p50/p99 and their ratios to the bm25s calls of its own passes, and how often its top 8 is the
+first value's (the same records in the same order; the share of those records kept).
+
+Run: ``python benchmarks/recall_vs_bm25.py [--records 100000] [--queries 300] [--seed 7] [--fts]
+[--candidate-limits 100,64,32]``
 (``--records 20000`` for a quick run; ``--records 3000`` for the small-identity figures).
 """
 
@@ -63,7 +71,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import percentile  # noqa: E402
+from _common import candidate_limits, percentile  # noqa: E402
 from meta_memory.recall import store_reader  # noqa: E402
 from meta_memory.sdk import Meta  # noqa: E402
 from meta_memory.services import recall_reader  # noqa: E402
@@ -159,7 +167,23 @@ def store_realm(handle: Any) -> str:
     return str(handle.runtime.config.agent_memory.realm)
 
 
-def run(n_records: int, n_queries: int, seed: int, use_index: bool = True) -> dict[str, Any]:
+def provider_arms(handle: Any, limits: Sequence[int]) -> list[tuple[int | None, Any]]:
+    """``(candidate_limit, provider)`` per limit: the service's lexical provider with that one knob changed
+    (``[(None, None)]``, the provider as configured, when ``limits`` is empty)."""
+    if not limits:
+        return [(None, None)]
+    from dataclasses import replace
+
+    from meta_memory.recall.lexical import LexicalRecallProvider
+
+    current = handle.runtime.agent_memory.service.provider
+    if not isinstance(current, LexicalRecallProvider):
+        raise SystemExit(f"--candidate-limits needs the lexical provider, not {type(current).__name__}")
+    return [(n, LexicalRecallProvider(replace(current.config, candidate_limit=n))) for n in limits]
+
+
+def run(n_records: int, n_queries: int, seed: int, use_index: bool = True,
+        limits: Sequence[int] = (), rounds: int = 3) -> dict[str, Any]:
     import bm25s
 
     vocab = Vocabulary(random.Random(seed))
@@ -183,24 +207,41 @@ def run(n_records: int, n_queries: int, seed: int, use_index: bool = True) -> di
                 k = min(8, len(records))
                 return retriever.retrieve(tokens, k=k, show_progress=False)
 
+            service = handle.runtime.agent_memory.service
+            configured = service.provider
+            arms = provider_arms(handle, limits)
             ours(queries[0])  # starts the recall index's background build
             index_build_s = wait_for_index(handle) if use_index else 0.0
             for q in queries[:20]:  # warm both the same way
                 ours(q)
                 theirs(q)
-            ours_ms: list[float] = []
-            bm25_ms: list[float] = []
-            ours_cpu: list[float] = []
-            bm25_cpu: list[float] = []
-            for q in queries:
-                t0, c0 = time.perf_counter(), time.thread_time()
-                ours(q)
-                ours_cpu.append((time.thread_time() - c0) * 1000)
-                ours_ms.append((time.perf_counter() - t0) * 1000)
-                t0, c0 = time.perf_counter(), time.thread_time()
-                theirs(q)
-                bm25_cpu.append((time.thread_time() - c0) * 1000)
-                bm25_ms.append((time.perf_counter() - t0) * 1000)
+            if limits:  # each value answers every query once, untimed: all start from the same warm state
+                for _, provider in arms:
+                    service.provider = provider
+                    for q in queries:
+                        ours(q)
+            arm_ms: list[list[float]] = [[] for _ in arms]
+            arm_cpu: list[list[float]] = [[] for _ in arms]
+            arm_bm25_ms: list[list[float]] = [[] for _ in arms]
+            arm_bm25_cpu: list[list[float]] = [[] for _ in arms]
+            answers: list[list[list[str]]] = [[] for _ in arms]  # per arm, per query: the ids returned
+            for r in range(rounds if limits else 1):
+                for j in range(len(arms)):  # one pass per arm, their order rotated each round
+                    a = (r + j) % len(arms)
+                    service.provider = arms[a][1] or configured
+                    for q in queries:
+                        t0, c0 = time.perf_counter(), time.thread_time()
+                        out = ours(q)
+                        arm_cpu[a].append((time.thread_time() - c0) * 1000)
+                        arm_ms[a].append((time.perf_counter() - t0) * 1000)
+                        t0, c0 = time.perf_counter(), time.thread_time()
+                        theirs(q)
+                        arm_bm25_cpu[a].append((time.thread_time() - c0) * 1000)
+                        arm_bm25_ms[a].append((time.perf_counter() - t0) * 1000)
+                        if r == 0:
+                            answers[a].append([e["memory_id"] for e in out["records"]])
+            service.provider = configured
+            ours_ms, ours_cpu, bm25_ms, bm25_cpu = arm_ms[0], arm_cpu[0], arm_bm25_ms[0], arm_bm25_cpu[0]
             # the breakdown: a second pass over the same queries with the timing wrappers installed
             clock = Clockwork()
             undo = instrument(handle, clock)
@@ -223,6 +264,15 @@ def run(n_records: int, n_queries: int, seed: int, use_index: bool = True) -> di
                 ours(q)
                 mixed_cpu.append((time.thread_time() - c0) * 1000)
                 mixed_ms.append((time.perf_counter() - t0) * 1000)
+    per_limit = [
+        {"limit": limit, "p50": statistics.median(arm_ms[a]), "p99": percentile(arm_ms[a], 99),
+         "cpu_p50": statistics.median(arm_cpu[a]), "cpu_p99": percentile(arm_cpu[a], 99),
+         "bm25_cpu_p50": statistics.median(arm_bm25_cpu[a]), "bm25_cpu_p99": percentile(arm_bm25_cpu[a], 99),
+         # against the first arm: the same records in the same order, and the share of its records kept
+         "same_order": statistics.fmean(x == y for x, y in zip(answers[a], answers[0])),
+         "kept": statistics.fmean(len(set(x) & set(y)) / len(y) if y else 1.0 for x, y in zip(answers[a], answers[0]))}
+        for a, (limit, _) in enumerate(arms) if limit is not None
+    ]
     n = len(queries)
     per = {k: v * 1000 / n for k, v in clock.totals.items()}
     mean = statistics.fmean(timed_ms)
@@ -246,6 +296,7 @@ def run(n_records: int, n_queries: int, seed: int, use_index: bool = True) -> di
         "breakdown": breakdown,
         "mixed_p50": statistics.median(mixed_ms), "mixed_p99": percentile(mixed_ms, 99),
         "mixed_cpu_p50": statistics.median(mixed_cpu), "mixed_cpu_p99": percentile(mixed_cpu, 99),
+        "per_limit": per_limit,
     }
 
 
@@ -255,10 +306,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--fts", action="store_true", help="recall index off: candidates from FTS5 (the baseline)")
+    parser.add_argument("--candidate-limits", type=candidate_limits, default=(), metavar="N,N,...",
+                        help="time the lexical provider at each candidate_limit, alternating query by query (the first"
+                             " is the baseline of the answers' comparison and of the rows below the table)")
+    parser.add_argument("--rounds", type=int, default=3, help="with --candidate-limits: timed passes per value")
     args = parser.parse_args(argv)
-    if args.records < 1 or args.queries < 1:
-        parser.error("--records and --queries must be at least 1")
-    r = run(args.records, args.queries, args.seed, use_index=not args.fts)
+    if args.records < 1 or args.queries < 1 or args.rounds < 1:
+        parser.error("--records, --queries and --rounds must be at least 1")
+    r = run(args.records, args.queries, args.seed, use_index=not args.fts, limits=args.candidate_limits,
+            rounds=args.rounds)
     print(f"{r['records']} records, {r['queries']} queries; ours ingest {r['ingest_s']:.1f} s through remember_batch "
           f"({r['records'] / r['ingest_s']:.0f} records/s, {r['refused']} refused); bm25s build {r['bm25_build_s']:.1f} s")
     print(f"candidates: {r['candidates']}" + (f" (background build ready {r['index_build_s']:.1f} s after the first recall)"
@@ -272,6 +328,17 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{r['ours_cpu_p50'] / r['bm25_cpu_p50']:.2f}x; p99: ours {r['ours_cpu_p99']:.2f} ms, bm25s "
           f"{r['bm25_cpu_p99']:.2f} ms, {r['ours_cpu_p99'] / r['bm25_cpu_p99']:.2f}x "
           "(the calling thread's own time: waits for a CPU left out)")
+    if r["per_limit"]:
+        first = r["per_limit"][0]["limit"]
+        print(f"per candidate_limit ({args.rounds} rounds of one pass per value, after one untimed pass each; ratios to"
+              f" the bm25s calls of the value's own passes; answers of max_entries 8 against {first}'s):")
+        print(f"{'limit':>6} {'p50 ms':>7} {'p99 ms':>7} {'CPU p50':>8} {'CPU p99':>8} {'CPU p50/bm25s':>14} "
+              f"{'CPU p99/bm25s':>14} {'same top 8':>11} {'kept':>6}")
+        for row in r["per_limit"]:
+            print(f"{row['limit']:>6} {row['p50']:>7.2f} {row['p99']:>7.2f} {row['cpu_p50']:>8.2f} {row['cpu_p99']:>8.2f} "
+                  f"{row['cpu_p50'] / row['bm25_cpu_p50']:>13.2f}x {row['cpu_p99'] / row['bm25_cpu_p99']:>13.2f}x "
+                  f"{row['same_order']:>11.1%} {row['kept']:>6.1%}")
+        print(f"(the rows below: ours at candidate_limit {first}; the breakdown and the mixed pass at the configured one)")
     print(f"where ours' time goes (a second pass with timing wrappers, which add their own cost: "
           f"mean {r['ours_mean']:.2f} ms per recall):")
     for name, ms in r["breakdown"].items():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,3 +51,45 @@ def test_tuned_folds_score_each_conversation_with_the_others_choice(index: Store
     assert all(c.reply_weight == 0.9 for c in chosen.values()) and overall.reply_weight == 0.9
     assert all(r.recall(8) == 1.0 for r in held_out.values())  # the reply is the evidence
     assert H.tuning_configs(grid) == [LexicalConfig(reply_weight=0.0), LexicalConfig(reply_weight=0.9)]
+
+
+def _chats(index: StoreIndex, scope: str | None = None) -> list[object]:
+    """Three conversations of a question and its reply (in ``scope``, else each in its own)."""
+    questions = []
+    for cid in ("x", "y", "z"):
+        for i, body in enumerate(["What is your favourite game?", "Chess, by far."]):
+            index.add(rec(f"{cid}/{i}", "Chat", body, at=i * 60_000, scope=scope or cid))
+        questions.append(H.Question(cid, "favourite game", 4, {f"{cid}/1"}, scope=scope or ""))
+    return questions
+
+
+def test_the_candidate_count_sweep_scores_every_fold_and_chooses_on_the_others(index: StoreIndex, capsys) -> None:
+    questions = _chats(index)
+    H.candidate_limit_report(index, questions, [100, 1])
+    out = capsys.readouterr().out
+    for limit in ("100", "1"):
+        for cid in ("x", "y", "z"):
+            assert any(line.split()[:2] == [limit, cid] for line in out.splitlines()), out
+    # every count finds each reply (one candidate, the question, lends it the reply's share): a tie, the first kept
+    assert out.count("limit 100   R@8 1.000 (+0.000 vs 100)") == 3, out
+    assert "chosen on every fold: 100" in out
+
+
+def test_one_identity_asks_every_question_of_the_pooled_scope(index: StoreIndex) -> None:
+    corpus = H.Corpus([H.IndexedRecord(f"x/{i}", "Chat", "b", scope_key="x") for i in range(2)],
+                      [H.Question("x", "favourite game", 4, {"x/1"})], 0, 0, 0)
+    pooled = H.one_identity(corpus)
+    assert {r.scope_key for r in pooled.records} == {H.ONE_IDENTITY}
+    assert [r.memory_id for r in pooled.records] == ["x/0", "x/1"]
+    assert pooled.questions[0].identity == "x" and pooled.questions[0].scope_key == H.ONE_IDENTITY
+    questions = _chats(index, H.ONE_IDENTITY)
+    rank = H.provider_ranker(index, H.LexicalRecallProvider())
+    ranked = rank(questions[1], 8)  # y's question, asked of the one scope: every conversation's turns answer
+    assert {"x/0", "y/0", "z/0"} <= set(ranked), ranked
+
+
+@pytest.mark.parametrize("text", ["0", "a,b", "", "100,10001"])
+def test_candidate_limits_are_counts_in_the_configs_range(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        H.candidate_limits(text)
+    assert H.candidate_limits("100,64, 32") == [100, 64, 32]
