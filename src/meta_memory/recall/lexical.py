@@ -94,7 +94,8 @@ SUBSTRING_MIN_CHARS = 5
 class LexicalConfig:
     """Tuning of :class:`LexicalRecallProvider` (defaults are the measured best).
 
-    ``candidate_limit``: bm25 candidates re-ranked per recall (1..10000).
+    ``candidate_limit``: bm25 candidates re-ranked per recall (1..10000; fewer lose LoCoMo recall@8 for
+    little speed, more gain some at a cost: ``docs/benchmarks.md``, "how many candidates").
     ``min_relevance``: floor on the field score of a direct match.
     ``field_weight`` / ``bm25_weight``: mix of field score and -bm25.
     ``context_window_ms``: neighbour window (0 disables context).
