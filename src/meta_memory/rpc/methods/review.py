@@ -19,6 +19,8 @@ from ...agent_memory.fields import content_hash_ref, memory_id_ref
 from ...agent_memory.secrets import scan_text, secret_rule
 from ...errors import echo as echo_name
 from ...identity import parse_identity
+from ...ledger.normalise import name_rule as ledger_name_rule
+from ...ledger.normalise import trim as ledger_trim
 from ...limits import MAX_REASON_BYTES
 from ...review.authority import ReviewAuthority
 from .. import results_review as R
@@ -142,7 +144,11 @@ class GatingCheckParams(Params):
     @field_validator("entity", "topic", mode="before")
     @classmethod
     def _name(cls, value: Any, info: Any) -> str:
-        return _text(value, f"{info.field_name} must be a non-empty string")
+        name = _text(value, f"{info.field_name} must be a non-empty string")
+        rule = ledger_name_rule(info.field_name, ledger_trim(name))  # the index's rule: one spelling per name
+        if rule is not None:
+            raise ValueError(rule)
+        return name
 
     @field_validator("store", mode="before")
     @classmethod
