@@ -42,7 +42,9 @@ _PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 
 def _reason(value: Any, name: str) -> str | None:
     """An optional reason (``rationale``): a string when provided, trimmed (blank means none), at most
-    :data:`~meta_memory.limits.MAX_REASON_BYTES` bytes."""
+    :data:`~meta_memory.limits.MAX_REASON_BYTES` bytes, and no credential: a decision's rationale is durable
+    (its audit row, and every replay's answer repeats it), so it meets the one secret scanner every stored
+    text meets (refused naming the secret class, never the text)."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -50,6 +52,8 @@ def _reason(value: Any, name: str) -> str | None:
     text = value.strip() or None
     if text is not None and len(text.encode("utf-8", "surrogatepass")) > MAX_REASON_BYTES:
         raise ValueError(f"{name} must be at most {MAX_REASON_BYTES} bytes")
+    if text is not None and (secret_class := scan_text(text)) is not None:
+        raise ValueError(secret_rule(name, secret_class))
     return text
 
 
