@@ -15,6 +15,7 @@ are normalised, so index, query and load can never disagree.
 
 from __future__ import annotations
 
+from meta_memory.agent_memory.fields import hidden_text_rule
 from meta_memory.identity import check_name
 
 __all__ = [
@@ -109,7 +110,12 @@ def name_rule(field: str, token: str) -> str | None:
     ``None`` when it may be taken. Such a spelling shows as another name (``deploy`` with a zero-width space
     reads ``deploy``) while naming another key: a conflict signal on one would not hold a check of the other.
     Held by ``meta/memory/index`` and ``meta/gating/check``; ``meta/memory/resolve`` does not hold it, so a
-    signal written before the rule can still be removed. The byte cap is the caller's (65,536 bytes)."""
+    signal written before the rule can still be removed. The byte cap is the caller's (65,536 bytes). Hidden
+    text (tag characters, smuggled variation selectors, private use: :func:`hidden_text_rule`, which every
+    stored text meets) is named first, by its own rule."""
+    hidden = hidden_text_rule(field, token)
+    if hidden is not None:
+        return hidden
     try:
         check_name(field, token, 1 << 62, noun=field)
     except ValueError as exc:
