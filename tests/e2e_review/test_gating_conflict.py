@@ -60,3 +60,29 @@ def test_conflict_signal_survives_a_restart(tmp_path: Path) -> None:
         assert _check(c, "acme", "pricing")["allowed"] is False
         assert _check(c, "acme", "pricing", "vector")["allowed"] is False
         assert _check(c, "acme", "pricing", "knowledge_graph")["allowed"] is True
+
+
+# A spelling that reads as another: a zero-width space, a direction override, a no-break space, a C1 control,
+# a decomposed accent (NFD), a private-use character.
+LOOK_ALIKE_SPELLINGS = ("{e}\u200b", "\u202e{e}", "{e}\u00a0x", "{e}\u0085x", "{e}e\u0301", "{e}\ue000")
+
+
+def test_an_entity_or_topic_that_reads_as_another_is_refused_never_allowed(client: Client) -> None:
+    """A conflict signal on ``deploy`` must not be walked around by checking ``deploy`` with an invisible
+    character in it (``allowed: true`` for a name that shows as the blocked one): the index and the check
+    refuse such a name (-32602 naming the field), as identities and realms are refused, so one entity has one
+    spelling."""
+    entity = uid("deploy").replace(":", "-")
+    client.result("meta/memory/index", {"entity": entity, "topic": "prod", "conflict": True})
+    for spelling in LOOK_ALIKE_SPELLINGS:
+        for field in ("entity", "topic"):
+            params = {"entity": entity, "topic": "prod", field: spelling.format(e=entity if field == "entity" else "prod")}
+            checked = client.rpc("meta/gating/check", params)
+            assert checked.get("error", {}).get("code") == -32602, (spelling, field, checked)
+            assert checked["error"]["data"]["field"] == field
+            indexed = client.rpc("meta/memory/index", {**params, "fact": "a fact"})
+            assert indexed.get("error", {}).get("code") == -32602, (spelling, field, indexed)
+            assert indexed["error"]["data"]["field"] == field
+    # the plain spelling is still refused by the signal, and a non-ASCII name in NFC is taken
+    assert _check(client, entity, "prod")["allowed"] is False
+    assert _check(client, f"{entity}-café", "prod")["allowed"] is True

@@ -57,7 +57,11 @@ class BatchKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class CreateOp:
-    """Create a record in ``scope``. ``id`` None mints ``mem-...``; timestamps None mean now."""
+    """Create a record in ``scope``. ``id`` None mints ``mem-...``; timestamps None mean now.
+
+    ``tainted_source``: the content comes from a tainted session through review (a proposal made from a
+    tainted session, accepted or promoted): the record lands with the ``ever_quarantined`` marker, as a
+    released quarantined write does, so it stays at ``agent_observed`` for good and its lineage shows."""
 
     scope: Scope
     record: NewMemoryRecord
@@ -67,6 +71,7 @@ class CreateOp:
     rationale: str | None = None
     created_at_ms: int | None = None
     updated_at_ms: int | None = None
+    tainted_source: bool = False
 
     op = "create"
 
@@ -85,6 +90,8 @@ class CreateOp:
             out["created_at_ms"] = self.created_at_ms
         if self.updated_at_ms is not None:
             out["updated_at_ms"] = self.updated_at_ms
+        if self.tainted_source:
+            out["tainted_source"] = True
         return out
 
 
@@ -198,6 +205,7 @@ def op_from_json(data: dict[str, Any]) -> Op:
             rationale=rationale,
             created_at_ms=data.get("created_at_ms"),
             updated_at_ms=data.get("updated_at_ms"),
+            tainted_source=data.get("tainted_source") is True,
         )
     if kind == "supersede":
         return SupersedeOp(

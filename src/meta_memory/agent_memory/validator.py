@@ -316,6 +316,7 @@ def _check_tier(
     chain_start: list[str],
     *,
     retier_target: MemoryRecord | None = None,
+    tainted_source: bool = False,
 ) -> None:
     if trust in (TrustTier.APPLICATION, TrustTier.OPERATOR):
         raise _invalid(i, f"trust tier '{trust.value}' is never assignable via a staged batch")
@@ -331,7 +332,7 @@ def _check_tier(
             raise _invalid(i, "retier to agent_verified requires a steward author and a verification claim on the record")
         if not steward_verified:
             raise _invalid(i, f"trust tier '{trust.value}' exceeds the author's ceiling '{LLM_TIER_CEILING.value}'")
-    if trust > LLM_TIER_CEILING and _chain_reaches_taint(overlay, chain_start):
+    if trust > LLM_TIER_CEILING and (tainted_source or _chain_reaches_taint(overlay, chain_start)):
         raise _invalid(
             i,
             f"trust tier '{trust.value}' rejected: provenance chain reaches untrusted/quarantined content "
@@ -522,7 +523,7 @@ def _plan_create(
     _check_scope_writable(i, batch, op.scope)
     for rid in op.derived_from:
         _require(i, overlay, rid)
-    _check_tier(i, batch, overlay, op.trust, list(op.derived_from))
+    _check_tier(i, batch, overlay, op.trust, list(op.derived_from), tainted_source=op.tainted_source)
     memory_id = _new_id(i, overlay, op.id)
     if chash is None:  # the recreation rule's and, by id, the erasure checks'
         chash = content_hash(record.title, record.body)
@@ -532,7 +533,8 @@ def _plan_create(
     _check_stamps(i, now_ms, created, updated)
     new = _landing_record(
         memory_id, op.scope, record, op.trust, quarantine_reason,
-        ever_quarantined=quarantine_reason is not None or _ancestor_quarantined(overlay, op.derived_from),
+        ever_quarantined=(quarantine_reason is not None or op.tainted_source
+                          or _ancestor_quarantined(overlay, op.derived_from)),
         derived_from=tuple(op.derived_from), created_at_ms=created, updated_at_ms=updated,
     )
     overlay.put(new)

@@ -27,6 +27,7 @@ from meta_memory.ledger.normalise import (
     canonical_token,
     control_character_rule,
     has_control_character,
+    name_rule,
     unsupported_store_rule,
 )
 
@@ -196,20 +197,21 @@ class CanonicalIndex:
     conflict_reason: str | None
 
 
-def _canonical_key(raw_entity: str, raw_topic: str) -> tuple[str, str]:
+def _canonical_key(raw_entity: str, raw_topic: str, *, new_name: bool = True) -> tuple[str, str]:
     """The canonical ``(entity, topic)`` of a write (index or resolve): trimmed, ASCII-lowercased, non-empty,
-    no control character; refused naming the field."""
-    entity = canonical_token(raw_entity)
-    if entity is None:
-        raise LedgerValidationError("entity must be a non-empty string", "entity")
-    if has_control_character(entity):
-        raise LedgerValidationError(control_character_rule("entity"), "entity")
-    topic = canonical_token(raw_topic)
-    if topic is None:
-        raise LedgerValidationError("topic must be a non-empty string", "topic")
-    if has_control_character(topic):
-        raise LedgerValidationError(control_character_rule("topic"), "topic")
-    return entity, topic
+    no control character, and (``new_name``: an index, which may create the key) one spelling each
+    (:func:`~meta_memory.ledger.normalise.name_rule`); refused naming the field."""
+    out: list[str] = []
+    for name, raw in (("entity", raw_entity), ("topic", raw_topic)):
+        token = canonical_token(raw)
+        if token is None:
+            raise LedgerValidationError(f"{name} must be a non-empty string", name)
+        if has_control_character(token):
+            raise LedgerValidationError(control_character_rule(name), name)
+        if new_name and (rule := name_rule(name, token)) is not None:
+            raise LedgerValidationError(rule, name)
+        out.append(token)
+    return out[0], out[1]
 
 
 def _canonical_store_param(raw: str | None) -> str | None:
@@ -226,13 +228,14 @@ def _canonical_store_param(raw: str | None) -> str | None:
 
 def canonical_resolve(req: ResolveRequest) -> tuple[str, str, str | None]:
     """The canonical ``(entity, topic, store | None)`` a ``meta/memory/resolve`` names: the rules of
-    :func:`canonical_index` for the three (``None``: every store).
+    :func:`canonical_index` for the three (``None``: every store), but the name rule
+    (:func:`~meta_memory.ledger.normalise.name_rule`), so a signal indexed before it can still be removed.
 
     Raises:
         LedgerValidationError: empty entity/topic, a control character in either, an empty or
             unsupported store.
     """
-    entity, topic = _canonical_key(req.entity, req.topic)
+    entity, topic = _canonical_key(req.entity, req.topic, new_name=False)  # a signal older than the name rule
     return entity, topic, _canonical_store_param(req.store)
 
 

@@ -9,10 +9,14 @@ are normalised, so index, query and load can never disagree.
 * Stores: a canonical token that must be one of :data:`SUPPORTED_STORES`.
 * Facts and conflict reasons: trimmed, case preserved; empty means *absent*.
 * Entity and topic of an index request: no control characters once trimmed
-  (:func:`control_character_rule`), the rule agent-memory identities follow.
+  (:func:`control_character_rule`), the rule agent-memory identities follow, and one spelling each
+  (:func:`name_rule`: the name rule of identities and realms), which ``meta/gating/check`` holds too.
 """
 
 from __future__ import annotations
+
+from meta_memory.agent_memory.fields import hidden_text_rule
+from meta_memory.identity import check_name
 
 __all__ = [
     "SUPPORTED_STORES",
@@ -26,6 +30,7 @@ __all__ = [
     "unsupported_store_rule",
     "has_control_character",
     "control_character_rule",
+    "name_rule",
 ]
 
 #: The five stores an assertion may name, in the order ``meta/memory/stores`` reports them.
@@ -95,3 +100,24 @@ def has_control_character(value: str) -> bool:
 def control_character_rule(field: str) -> str:
     """The refusal text for a token holding a control character (``entity``, ``topic``)."""
     return f"{field} must not contain control characters (tab, newline, NUL, ...)"
+
+
+def name_rule(field: str, token: str) -> str | None:
+    """The refusal text when the entity or topic ``token`` (trimmed) breaks the name rule identities, realms and
+    session keys follow (:func:`meta_memory.identity.check_name`): a control, invisible or direction-changing
+    character (zero-width, bidirectional, soft hyphen, C1 control, ...), a space other than U+0020, a line or
+    paragraph separator, an unassigned, private-use or surrogate code point, or a form other than Unicode NFC;
+    ``None`` when it may be taken. Such a spelling shows as another name (``deploy`` with a zero-width space
+    reads ``deploy``) while naming another key: a conflict signal on one would not hold a check of the other.
+    Held by ``meta/memory/index`` and ``meta/gating/check``; ``meta/memory/resolve`` does not hold it, so a
+    signal written before the rule can still be removed. The byte cap is the caller's (65,536 bytes). Hidden
+    text (tag characters, smuggled variation selectors, private use: :func:`hidden_text_rule`, which every
+    stored text meets) is named first, by its own rule."""
+    hidden = hidden_text_rule(field, token)
+    if hidden is not None:
+        return hidden
+    try:
+        check_name(field, token, 1 << 62, noun=field)
+    except ValueError as exc:
+        return str(exc)
+    return None

@@ -183,6 +183,7 @@ def _stage_promotion(
                 record=record,
                 trust=TrustTier.AGENT_OBSERVED,
                 rationale=f"gated promotion of proposal {source_id}",
+                tainted_source=prop.taint is not None,
             ),
         )
         tx.proposals.set_status(source_id, "held", ("pending", "held"))

@@ -202,6 +202,7 @@ def _accept_in_tx(
                 record=prop.record,
                 trust=TrustTier.AGENT_OBSERVED,
                 rationale=f"accepted proposal {proposal_id}{suffix}",
+                tainted_source=prop.tainted,
             ),
         ),
     )

@@ -19,6 +19,8 @@ from ...agent_memory.fields import content_hash_ref, memory_id_ref
 from ...agent_memory.secrets import scan_text, secret_rule
 from ...errors import echo as echo_name
 from ...identity import parse_identity
+from ...ledger.normalise import name_rule as ledger_name_rule
+from ...ledger.normalise import trim as ledger_trim
 from ...limits import MAX_REASON_BYTES
 from ...review.authority import ReviewAuthority
 from .. import results_review as R
@@ -40,7 +42,9 @@ _PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 
 def _reason(value: Any, name: str) -> str | None:
     """An optional reason (``rationale``): a string when provided, trimmed (blank means none), at most
-    :data:`~meta_memory.limits.MAX_REASON_BYTES` bytes."""
+    :data:`~meta_memory.limits.MAX_REASON_BYTES` bytes, and no credential: a decision's rationale is durable
+    (its audit row, and every replay's answer repeats it), so it meets the one secret scanner every stored
+    text meets (refused naming the secret class, never the text)."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -48,6 +52,8 @@ def _reason(value: Any, name: str) -> str | None:
     text = value.strip() or None
     if text is not None and len(text.encode("utf-8", "surrogatepass")) > MAX_REASON_BYTES:
         raise ValueError(f"{name} must be at most {MAX_REASON_BYTES} bytes")
+    if text is not None and (secret_class := scan_text(text)) is not None:
+        raise ValueError(secret_rule(name, secret_class))
     return text
 
 
@@ -142,7 +148,11 @@ class GatingCheckParams(Params):
     @field_validator("entity", "topic", mode="before")
     @classmethod
     def _name(cls, value: Any, info: Any) -> str:
-        return _text(value, f"{info.field_name} must be a non-empty string")
+        name = _text(value, f"{info.field_name} must be a non-empty string")
+        rule = ledger_name_rule(info.field_name, ledger_trim(name))  # the index's rule: one spelling per name
+        if rule is not None:
+            raise ValueError(rule)
+        return name
 
     @field_validator("store", mode="before")
     @classmethod
