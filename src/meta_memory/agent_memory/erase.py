@@ -65,11 +65,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .hashing import erasure_hashes, fold_compat
+from .hashing import ErasureHashes, erasure_hashes, fold_compat
 from .model import MemoryRecord, Scope, StatusKind, metadata_strings
 
 __all__ = ["Erasure", "ErasedRecord", "ErasedText", "EraseReport", "content_closure", "scrub_dream_detail",
-           "MAX_ERASE_RECORDS", "MIN_FIELD_CHARS", "MIN_FIELD_WORDS", "erased_texts", "field_hashes", "shown_texts"]
+           "MAX_ERASE_RECORDS", "MIN_FIELD_CHARS", "MIN_FIELD_WORDS", "erased_texts", "field_hashes", "shown_texts",
+           "ErasureCheck", "ErasureRegister", "ErasedWrite", "erased_writes"]
 
 #: The most records one erase may remove (a closure larger than this is refused, not cut).
 MAX_ERASE_RECORDS = 100_000
@@ -186,6 +187,81 @@ class ErasedText:
     def covers(self, scope: Scope, hashes: Collection[str]) -> bool:
         """Whether this row forbids a write holding a field of ``hashes`` (:func:`field_hashes`) in ``scope``."""
         return (self.scope_kind, self.scope_key) == scope.storage() and self.hash in hashes
+
+
+class ErasureRegister(Protocol):
+    """The reads of a realm's erasure register a write's check needs (a store's record reader, a write
+    transaction), in the caller's transaction."""
+
+    def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
+        """The register's rows naming any of ``ids`` or matching any of ``content_hashes``
+        (:func:`~meta_memory.agent_memory.hashing.erasure_hashes`) by their finest or fold-3 hash."""
+        ...
+
+    def erased_texts(self, hashes: Collection[str]) -> list[ErasedText]:
+        """The field-level register's rows holding any of ``hashes`` (:func:`field_hashes`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureCheck:
+    """One write the erasure register must allow: op ``op_index`` brings content of ``hashes`` (exact,
+    folds 1, 2 and 3: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`) into each of ``scopes`` (its
+    target, and the identity scope of an agent author), under ``memory_id`` when the write names its own id
+    (a restore, a markdown import)."""
+
+    op_index: int
+    scopes: tuple[Scope, ...]
+    hashes: ErasureHashes
+    memory_id: str | None = None
+    #: every text field the write shows (:func:`shown_texts`), each held to the field-level register on its
+    #: own; hashed only when the register is consulted
+    texts: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, op_index: int, scopes: tuple[Scope, ...], title: str, body: str, content_hash: str,
+           memory_id: str | None = None, texts: Sequence[str] = ()) -> ErasureCheck:
+        """The check of a write of normalised ``title`` and ``body`` (whose content hash is ``content_hash``)
+        showing ``texts`` (its title, body, description, tags and metadata strings: :func:`shown_texts`)."""
+        return cls(op_index, scopes, erasure_hashes(title, body, content_hash), memory_id, tuple(texts))
+
+
+@dataclass(frozen=True, slots=True)
+class ErasedWrite:
+    """A check the erasure register forbids (:func:`erased_writes`): its id was erased (``scope`` is
+    ``None``), or its content, by the (title, body) pair or by one of its text fields, was erased from
+    ``scope`` (the first of the check's scopes that is so)."""
+
+    check: ErasureCheck
+    scope: Scope | None
+
+
+def erased_writes(register: ErasureRegister, checks: Sequence[ErasureCheck]) -> list[ErasedWrite]:
+    """The checks of ``checks`` the erasure register forbids, in their order: those whose ``memory_id`` the
+    register holds, and those bringing erased content into a scope it was erased from (the pair rows,
+    :meth:`Erasure.covers`, or a text field matching a field-level row on its own, :meth:`ErasedText.covers`).
+    The one matcher of every live write (the validator's :func:`~meta_memory.agent_memory.validator.refuse_erased`,
+    the legacy markdown import): one lookup of the pair rows for all checks, and one of the field-level rows
+    when any field counts (:func:`field_hashes`)."""
+    if not checks:
+        return []
+    rows = register.erased([c.memory_id for c in checks if c.memory_id is not None], {h for c in checks for h in c.hashes})
+    fields = [field_hashes(c.texts) for c in checks]
+    wanted = set().union(*fields)
+    texts = register.erased_texts(wanted) if wanted else []
+    if not rows and not texts:
+        return []
+    ids = {r.memory_id for r in rows}
+    out: list[ErasedWrite] = []
+    for c, mine in zip(checks, fields, strict=True):
+        if c.memory_id is not None and c.memory_id in ids:
+            out.append(ErasedWrite(c, None))
+            continue
+        scope = next((s for s in c.scopes if any(r.covers(s, *c.hashes) for r in rows)
+                      or any(t.covers(s, mine) for t in texts)), None)
+        if scope is not None:
+            out.append(ErasedWrite(c, scope))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
