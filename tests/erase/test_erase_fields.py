@@ -112,3 +112,33 @@ def test_short_fields_are_not_the_erased_text(backend_gateway: GatewayProcess) -
     gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
     assert not _tool(gw, {"action": "remember", "title": "Planning", "body": "Q3 planning",
                           "description": "Meeting notes"})["is_error"]
+
+
+def test_field_level_erasure_holds_in_the_realm_it_was_erased_from(backend_gateway: GatewayProcess) -> None:
+    """An erase in a realm other than the default keeps its body out of every field of that realm's scope
+    (a metadata string through ``remember``, a description through the ``memory`` tool, a tag through
+    ``remember_batch``). The same
+    identity's scope in another realm is another scope: a live write there is not refused (the register
+    keeps erased content out of the scope it was erased from; only an import reads every realm's
+    register, ``tests/portability/test_untrusted_import.py``)."""
+    gw = backend_gateway
+    here, there = {"identity": ID, "realm": "hr"}, {"identity": ID, "realm": "default"}
+    mid = gw.result("meta/agent_memory/remember", {**here, "title": "Door code", "body": BODY})["memory_id"]
+    assert gw.result("meta/agent_memory/erase", {**here, "memory_id": mid})["count"] == 1
+    _refused(gw.rpc("meta/agent_memory/remember", {**here, "title": "Door", "body": "x", "metadata": {"note": BODY}}))
+    batch = gw.result("meta/agent_memory/remember_batch", {**here, "records": [
+        {"title": "Door", "body": "see the tag", "tags": [BODY.lower()]}]})
+    assert batch["refused"] == 1 and batch["results"][0]["error"]["data"]["reason"] == "erased", batch
+    gw.result("meta/session/note", {**here, "session_key": "k1"})
+    out = gw.result(TOOL, {**here, "session_key": "k1", "arguments": {
+        "action": "remember", "title": "Door", "body": "see index", "description": BODY}})
+    assert out["is_error"] and "erased" in out["text"] and "4471" not in out["text"], out
+    assert gw.result("meta/agent_memory/manifest", {**here, "tier": "full"})["records"] == []
+    # the default realm's scope of the same identity is another scope: not refused there
+    kept = gw.result("meta/agent_memory/remember", {**there, "title": "Door", "body": "x", "metadata": {"note": BODY}})
+    tagged = gw.result("meta/agent_memory/remember_batch", {**there, "records": [
+        {"title": "Door", "body": "see the tag", "tags": [BODY.lower()]}]})
+    assert kept["created"] and tagged["refused"] == 0, (kept, tagged)
+    assert len(gw.result("meta/agent_memory/manifest", {**there, "tier": "full"})["records"]) == 2
+    assert gw.result("meta/agent_memory/manifest", {**here, "tier": "full"})["records"] == []
+
