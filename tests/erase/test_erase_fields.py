@@ -142,3 +142,35 @@ def test_field_level_erasure_holds_in_the_realm_it_was_erased_from(backend_gatew
     assert len(gw.result("meta/agent_memory/manifest", {**there, "tier": "full"})["records"]) == 2
     assert gw.result("meta/agent_memory/manifest", {**here, "tier": "full"})["records"] == []
 
+
+def test_an_erase_takes_copies_showing_its_text_in_another_field_in_any_folded_spelling(
+        backend_gateway: GatewayProcess) -> None:
+    """The field closure compares every spelling the register folds, whether the copy's field or the erased
+    body is the ASCII one: a copy showing the erased body in capitals (a metadata string), run together (a
+    tag), tab-spaced (a metadata string) or with a Cyrillic look-alike letter (a description) goes with the
+    erase; so does a plain ASCII copy of a body erased in a look-alike spelling. Other words stay."""
+    gw = backend_gateway
+    gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
+    lookalike = BODY.replace("o", "\u043e")
+    copies = [gw.result("meta/agent_memory/remember", {"identity": ID, "title": t, "body": "y", **extra})["memory_id"]
+              for t, extra in (("Upper", {"metadata": {"note": BODY.upper()}}),
+                               ("Joined", {"tags": [BODY.replace(" ", "")]}),
+                               ("Tabbed", {"metadata": {"note": BODY.replace(" ", "\t ")}}))]
+    out = _tool(gw, {"action": "remember", "title": "Look", "body": "see index", "description": lookalike})
+    assert not out["is_error"], out
+    listed = {r["title"]: r["id"] for r in gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]}
+    copies.append(listed["Look"])
+    kept = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Other", "body": "y",
+                                                    "metadata": {"note": BODY.replace("heron", "crane")}})["memory_id"]
+    mid = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Door code", "body": BODY})["memory_id"]
+    report = gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": mid})
+    assert sorted(r["memory_id"] for r in report["records"]) == sorted([mid, *copies]), report
+    # a body erased in a look-alike spelling takes a plain ASCII copy shown in a metadata string
+    plain = "Feed the cat at seven and lock the cellar"
+    ascii_copy = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Cat", "body": "y",
+                                                          "metadata": {"note": plain}})["memory_id"]
+    odd = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Cat note",
+                                                   "body": plain.replace("a", "\u0430")})["memory_id"]
+    report = gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": odd})
+    assert sorted(r["memory_id"] for r in report["records"]) == sorted([odd, ascii_copy]), report
+    assert [r["id"] for r in gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]] == [kept]

@@ -65,12 +65,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .hashing import ErasureHashes, erasure_hashes, fold_compat
+from .hashing import ErasureHashes, canonical, erasure_hashes, fold_compat, fold_skeleton, fold_texts
 from .model import MemoryRecord, Scope, StatusKind, metadata_strings
 
 __all__ = ["Erasure", "ErasedRecord", "ErasedText", "EraseReport", "content_closure", "scrub_dream_detail",
            "MAX_ERASE_RECORDS", "MIN_FIELD_CHARS", "MIN_FIELD_WORDS", "erased_texts", "field_hashes", "shown_texts",
-           "ErasureCheck", "ErasureRegister", "ErasedWrite", "erased_writes"]
+           "ErasureCheck", "ErasureRegister", "ErasedWrite", "erased_writes", "FieldIndex"]
 
 #: The most records one erase may remove (a closure larger than this is refused, not cut).
 MAX_ERASE_RECORDS = 100_000
@@ -172,6 +172,69 @@ def field_hashes(texts: Iterable[str]) -> set[str]:
         if text and _field_counts(text):
             out.update(erasure_hashes("", text))
     return out
+
+
+class FieldIndex:
+    """The records of a scope by the text fields they show (:func:`shown_texts`), for an erase's field
+    closure: which records may show, in some field, a text matching one of some erased texts on its own
+    (:func:`field_hashes`). Built in one pass over the scope (:meth:`add`), cheaply: an ASCII field of at
+    least :data:`MIN_FIELD_CHARS` characters is kept by its fold-3 text alone
+    (:func:`~meta_memory.agent_memory.hashing.fold_skeleton`: for ASCII text, case folded and whitespace taken
+    out; no other fold, no SHA-256), and any other field by its :func:`field_hashes`.
+
+    :meth:`candidates` may answer more records than match (an ASCII field too short in words to count, or
+    two fold-3 texts of one Python hash), never fewer: the caller keeps those whose fields' hashes meet the
+    erased texts'. Never fewer, because every text :func:`field_hashes` hashes of an ASCII field (the field
+    and its folds 1, 2 and 3: :func:`~meta_memory.agent_memory.hashing.fold_texts`) has the field's fold-3
+    text as its own, and a hash of it equal to the hash of a fold of an erased text means that text equals
+    the fold (read in NFC: :func:`~meta_memory.agent_memory.hashing.canonical`), whose fold-3 text
+    :meth:`candidates` looks up (:func:`_fold3_keys`)."""
+
+    __slots__ = ("_ascii", "_other")
+
+    def __init__(self) -> None:
+        #: Python's hash of an ASCII field's fold-3 text -> the id showing it (a list when several do)
+        self._ascii: dict[int, str | list[str]] = {}
+        #: a field hash of a non-ASCII field -> the ids showing it
+        self._other: dict[str, list[str]] = {}
+
+    def add(self, memory_id: str, texts: Iterable[str]) -> None:
+        """Index record ``memory_id`` showing ``texts`` (:func:`shown_texts`)."""
+        index = self._ascii
+        for text in texts:
+            if text.isascii():
+                if len(text) < MIN_FIELD_CHARS:  # fold 2 of ASCII text is never longer: it does not count
+                    continue
+                key = hash(fold_skeleton(text))
+                held = index.get(key)
+                if held is None:
+                    index[key] = memory_id
+                elif isinstance(held, list):
+                    held.append(memory_id)
+                elif held != memory_id:
+                    index[key] = [held, memory_id]
+            else:
+                for h in field_hashes((text,)):
+                    self._other.setdefault(h, []).append(memory_id)
+
+    def candidates(self, erased: Iterable[str]) -> set[str]:
+        """The ids of the indexed records that may show one of the ``erased`` texts (an erased body or
+        description: :func:`erased_texts`) in a field, by :func:`field_hashes`; a superset (see the class)."""
+        erased = [t for t in erased if t and _field_counts(t)]
+        out: set[str] = set()
+        for key in {hash(k) for t in erased for k in _fold3_keys(t)}:
+            held = self._ascii.get(key)
+            if held is not None:
+                out.update((held,) if isinstance(held, str) else held)
+        for h in field_hashes(erased):
+            out.update(self._other.get(h, ()))
+        return out
+
+
+def _fold3_keys(text: str) -> set[str]:
+    """The fold-3 texts of every text :func:`field_hashes` hashes of ``text`` (its folds:
+    :func:`~meta_memory.agent_memory.hashing.fold_texts`), each as written and in NFC (what the hash reads)."""
+    return {fold_skeleton(v) for f in fold_texts(text) for v in (f, canonical(f))}
 
 
 @dataclass(frozen=True, slots=True)
