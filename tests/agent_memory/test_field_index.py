@@ -6,6 +6,8 @@ characters, look-alike letters), whichever of the two is ASCII."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,3 +62,27 @@ def test_candidates_by_path() -> None:
     ascii_copy.add("ascii", [erased])
     assert ascii_copy.candidates([erased.replace("o", "\u043e")]) == {"ascii"}
     assert ascii_copy.candidates(["heron"]) == set()  # too short to count
+
+
+def test_an_erase_empties_the_metadata_keys_the_secret_scanner_keeps(tmp_path: Path) -> None:
+    """The scanner keeps the metadata keys it read (whether each holds a rule's trigger); an erase empties
+    them, so no key of an erased record's metadata stays in the process's memory."""
+    from meta_memory.agent_memory import record_writes, secrets
+    from meta_memory.agent_memory.batch import CreateOp, StagedBatch
+    from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
+    from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+    from meta_memory.clock import ManualClock
+
+    author = Author.application()
+    scope = Scope.identity("default", "ana")
+    key = "the vault under the old mill"
+    with SqliteAgentMemoryStore(tmp_path / "am", ManualClock(1_700_000_000_000)) as store:
+        record = NewMemoryRecord(title="Vault", body="see the note", provenance=Provenance(author),
+                                 metadata={key: "room nine"})
+        record_writes.apply_batch(store, StagedBatch(realm="default", author=author,
+                                                     ops=(CreateOp(scope=scope, record=record, id="mem-v"),)))
+        assert secrets._pair_prefix.cache_info().currsize > 0
+        store.erase("default", scope, "mem-v", erased_by="dpo", dry_run=True)
+        assert secrets._pair_prefix.cache_info().currsize > 0  # a dry run erases nothing
+        store.erase("default", scope, "mem-v", erased_by="dpo")
+        assert secrets._pair_prefix.cache_info().currsize == 0

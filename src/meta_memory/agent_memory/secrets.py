@@ -136,6 +136,7 @@ from meta_memory.textfold import fold
 
 __all__ = [
     "SECRET_CLASSES",
+    "forget_keys",
     "normalise_for_scan",
     "scan",
     "scan_record",
@@ -997,6 +998,12 @@ def _pair_prefix(key: str) -> str | None:
     name = _KEY_END.sub("", normalise_for_scan(key)).strip()
     prefix = "{" + json.dumps(name, ensure_ascii=False) + ": "
     return prefix if name and _has_trigger(prefix) else None
+
+
+def forget_keys() -> None:
+    """Empty the metadata keys :func:`_pair_prefix` keeps (after an erase: no key of an erased record's
+    metadata stays in the process's memory)."""
+    _pair_prefix.cache_clear()
 
 
 def json_strings(value: Any) -> list[str]:

@@ -69,6 +69,7 @@ from meta_memory.agent_memory.model import (
     TrustTier,
     UsageStats,
 )
+from meta_memory.agent_memory.secrets import forget_keys
 from meta_memory.agent_memory.store.base import (
     DEFAULT_MANIFEST_K,
     DEFAULT_SCOPE_FLOOR_BYTES,
@@ -1032,6 +1033,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         with self.transaction(name) as tx:
             report = fn(tx)
         if not report.dry_run:  # a harvest's cause may be all an identity erase removed
+            forget_keys()  # the secret scanner's kept metadata keys: an erased record's among them
             self._after_erase(name, report, identity)
         return report
 
