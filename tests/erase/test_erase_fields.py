@@ -112,3 +112,65 @@ def test_short_fields_are_not_the_erased_text(backend_gateway: GatewayProcess) -
     gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
     assert not _tool(gw, {"action": "remember", "title": "Planning", "body": "Q3 planning",
                           "description": "Meeting notes"})["is_error"]
+
+
+def test_field_level_erasure_holds_in_the_realm_it_was_erased_from(backend_gateway: GatewayProcess) -> None:
+    """An erase in a realm other than the default keeps its body out of every field of that realm's scope
+    (a metadata string through ``remember``, a description through the ``memory`` tool, a tag through
+    ``remember_batch``). The same
+    identity's scope in another realm is another scope: a live write there is not refused (the register
+    keeps erased content out of the scope it was erased from; only an import reads every realm's
+    register, ``tests/portability/test_untrusted_import.py``)."""
+    gw = backend_gateway
+    here, there = {"identity": ID, "realm": "hr"}, {"identity": ID, "realm": "default"}
+    mid = gw.result("meta/agent_memory/remember", {**here, "title": "Door code", "body": BODY})["memory_id"]
+    assert gw.result("meta/agent_memory/erase", {**here, "memory_id": mid})["count"] == 1
+    _refused(gw.rpc("meta/agent_memory/remember", {**here, "title": "Door", "body": "x", "metadata": {"note": BODY}}))
+    batch = gw.result("meta/agent_memory/remember_batch", {**here, "records": [
+        {"title": "Door", "body": "see the tag", "tags": [BODY.lower()]}]})
+    assert batch["refused"] == 1 and batch["results"][0]["error"]["data"]["reason"] == "erased", batch
+    gw.result("meta/session/note", {**here, "session_key": "k1"})
+    out = gw.result(TOOL, {**here, "session_key": "k1", "arguments": {
+        "action": "remember", "title": "Door", "body": "see index", "description": BODY}})
+    assert out["is_error"] and "erased" in out["text"] and "4471" not in out["text"], out
+    assert gw.result("meta/agent_memory/manifest", {**here, "tier": "full"})["records"] == []
+    # the default realm's scope of the same identity is another scope: not refused there
+    kept = gw.result("meta/agent_memory/remember", {**there, "title": "Door", "body": "x", "metadata": {"note": BODY}})
+    tagged = gw.result("meta/agent_memory/remember_batch", {**there, "records": [
+        {"title": "Door", "body": "see the tag", "tags": [BODY.lower()]}]})
+    assert kept["created"] and tagged["refused"] == 0, (kept, tagged)
+    assert len(gw.result("meta/agent_memory/manifest", {**there, "tier": "full"})["records"]) == 2
+    assert gw.result("meta/agent_memory/manifest", {**here, "tier": "full"})["records"] == []
+
+
+def test_an_erase_takes_copies_showing_its_text_in_another_field_in_any_folded_spelling(
+        backend_gateway: GatewayProcess) -> None:
+    """The field closure compares every spelling the register folds, whether the copy's field or the erased
+    body is the ASCII one: a copy showing the erased body in capitals (a metadata string), run together (a
+    tag), tab-spaced (a metadata string) or with a Cyrillic look-alike letter (a description) goes with the
+    erase; so does a plain ASCII copy of a body erased in a look-alike spelling. Other words stay."""
+    gw = backend_gateway
+    gw.result("meta/session/note", {"identity": ID, "session_key": "k1"})
+    lookalike = BODY.replace("o", "\u043e")
+    copies = [gw.result("meta/agent_memory/remember", {"identity": ID, "title": t, "body": "y", **extra})["memory_id"]
+              for t, extra in (("Upper", {"metadata": {"note": BODY.upper()}}),
+                               ("Joined", {"tags": [BODY.replace(" ", "")]}),
+                               ("Tabbed", {"metadata": {"note": BODY.replace(" ", "\t ")}}))]
+    out = _tool(gw, {"action": "remember", "title": "Look", "body": "see index", "description": lookalike})
+    assert not out["is_error"], out
+    listed = {r["title"]: r["id"] for r in gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]}
+    copies.append(listed["Look"])
+    kept = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Other", "body": "y",
+                                                    "metadata": {"note": BODY.replace("heron", "crane")}})["memory_id"]
+    mid = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Door code", "body": BODY})["memory_id"]
+    report = gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": mid})
+    assert sorted(r["memory_id"] for r in report["records"]) == sorted([mid, *copies]), report
+    # a body erased in a look-alike spelling takes a plain ASCII copy shown in a metadata string
+    plain = "Feed the cat at seven and lock the cellar"
+    ascii_copy = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Cat", "body": "y",
+                                                          "metadata": {"note": plain}})["memory_id"]
+    odd = gw.result("meta/agent_memory/remember", {"identity": ID, "title": "Cat note",
+                                                   "body": plain.replace("a", "\u0430")})["memory_id"]
+    report = gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": odd})
+    assert sorted(r["memory_id"] for r in report["records"]) == sorted([odd, ascii_copy]), report
+    assert [r["id"] for r in gw.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]] == [kept]

@@ -65,11 +65,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .hashing import erasure_hashes, fold_compat
+from .hashing import ErasureHashes, canonical, erasure_hashes, fold_compat, fold_skeleton, fold_texts
 from .model import MemoryRecord, Scope, StatusKind, metadata_strings
 
 __all__ = ["Erasure", "ErasedRecord", "ErasedText", "EraseReport", "content_closure", "scrub_dream_detail",
-           "MAX_ERASE_RECORDS", "MIN_FIELD_CHARS", "MIN_FIELD_WORDS", "erased_texts", "field_hashes", "shown_texts"]
+           "MAX_ERASE_RECORDS", "MIN_FIELD_CHARS", "MIN_FIELD_WORDS", "erased_texts", "field_hashes", "shown_texts",
+           "ErasureCheck", "ErasureRegister", "ErasedWrite", "erased_writes", "FieldIndex"]
 
 #: The most records one erase may remove (a closure larger than this is refused, not cut).
 MAX_ERASE_RECORDS = 100_000
@@ -173,6 +174,69 @@ def field_hashes(texts: Iterable[str]) -> set[str]:
     return out
 
 
+class FieldIndex:
+    """The records of a scope by the text fields they show (:func:`shown_texts`), for an erase's field
+    closure: which records may show, in some field, a text matching one of some erased texts on its own
+    (:func:`field_hashes`). Built in one pass over the scope (:meth:`add`), cheaply: an ASCII field of at
+    least :data:`MIN_FIELD_CHARS` characters is kept by its fold-3 text alone
+    (:func:`~meta_memory.agent_memory.hashing.fold_skeleton`: for ASCII text, case folded and whitespace taken
+    out; no other fold, no SHA-256), and any other field by its :func:`field_hashes`.
+
+    :meth:`candidates` may answer more records than match (an ASCII field too short in words to count, or
+    two fold-3 texts of one Python hash), never fewer: the caller keeps those whose fields' hashes meet the
+    erased texts'. Never fewer, because every text :func:`field_hashes` hashes of an ASCII field (the field
+    and its folds 1, 2 and 3: :func:`~meta_memory.agent_memory.hashing.fold_texts`) has the field's fold-3
+    text as its own, and a hash of it equal to the hash of a fold of an erased text means that text equals
+    the fold (read in NFC: :func:`~meta_memory.agent_memory.hashing.canonical`), whose fold-3 text
+    :meth:`candidates` looks up (:func:`_fold3_keys`)."""
+
+    __slots__ = ("_ascii", "_other")
+
+    def __init__(self) -> None:
+        #: Python's hash of an ASCII field's fold-3 text -> the id showing it (a list when several do)
+        self._ascii: dict[int, str | list[str]] = {}
+        #: a field hash of a non-ASCII field -> the ids showing it
+        self._other: dict[str, list[str]] = {}
+
+    def add(self, memory_id: str, texts: Iterable[str]) -> None:
+        """Index record ``memory_id`` showing ``texts`` (:func:`shown_texts`)."""
+        index = self._ascii
+        for text in texts:
+            if text.isascii():
+                if len(text) < MIN_FIELD_CHARS:  # fold 2 of ASCII text is never longer: it does not count
+                    continue
+                key = hash(fold_skeleton(text))
+                held = index.get(key)
+                if held is None:
+                    index[key] = memory_id
+                elif isinstance(held, list):
+                    held.append(memory_id)
+                elif held != memory_id:
+                    index[key] = [held, memory_id]
+            else:
+                for h in field_hashes((text,)):
+                    self._other.setdefault(h, []).append(memory_id)
+
+    def candidates(self, erased: Iterable[str]) -> set[str]:
+        """The ids of the indexed records that may show one of the ``erased`` texts (an erased body or
+        description: :func:`erased_texts`) in a field, by :func:`field_hashes`; a superset (see the class)."""
+        erased = [t for t in erased if t and _field_counts(t)]
+        out: set[str] = set()
+        for key in {hash(k) for t in erased for k in _fold3_keys(t)}:
+            held = self._ascii.get(key)
+            if held is not None:
+                out.update((held,) if isinstance(held, str) else held)
+        for h in field_hashes(erased):
+            out.update(self._other.get(h, ()))
+        return out
+
+
+def _fold3_keys(text: str) -> set[str]:
+    """The fold-3 texts of every text :func:`field_hashes` hashes of ``text`` (its folds:
+    :func:`~meta_memory.agent_memory.hashing.fold_texts`), each as written and in NFC (what the hash reads)."""
+    return {fold_skeleton(v) for f in fold_texts(text) for v in (f, canonical(f))}
+
+
 @dataclass(frozen=True, slots=True)
 class ErasedText:
     """One row of the field-level erasure register (``erasure_texts``): a hash of an erased record's body or
@@ -186,6 +250,81 @@ class ErasedText:
     def covers(self, scope: Scope, hashes: Collection[str]) -> bool:
         """Whether this row forbids a write holding a field of ``hashes`` (:func:`field_hashes`) in ``scope``."""
         return (self.scope_kind, self.scope_key) == scope.storage() and self.hash in hashes
+
+
+class ErasureRegister(Protocol):
+    """The reads of a realm's erasure register a write's check needs (a store's record reader, a write
+    transaction), in the caller's transaction."""
+
+    def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
+        """The register's rows naming any of ``ids`` or matching any of ``content_hashes``
+        (:func:`~meta_memory.agent_memory.hashing.erasure_hashes`) by their finest or fold-3 hash."""
+        ...
+
+    def erased_texts(self, hashes: Collection[str]) -> list[ErasedText]:
+        """The field-level register's rows holding any of ``hashes`` (:func:`field_hashes`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureCheck:
+    """One write the erasure register must allow: op ``op_index`` brings content of ``hashes`` (exact,
+    folds 1, 2 and 3: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`) into each of ``scopes`` (its
+    target, and the identity scope of an agent author), under ``memory_id`` when the write names its own id
+    (a restore, a markdown import)."""
+
+    op_index: int
+    scopes: tuple[Scope, ...]
+    hashes: ErasureHashes
+    memory_id: str | None = None
+    #: every text field the write shows (:func:`shown_texts`), each held to the field-level register on its
+    #: own; hashed only when the register is consulted
+    texts: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, op_index: int, scopes: tuple[Scope, ...], title: str, body: str, content_hash: str,
+           memory_id: str | None = None, texts: Sequence[str] = ()) -> ErasureCheck:
+        """The check of a write of normalised ``title`` and ``body`` (whose content hash is ``content_hash``)
+        showing ``texts`` (its title, body, description, tags and metadata strings: :func:`shown_texts`)."""
+        return cls(op_index, scopes, erasure_hashes(title, body, content_hash), memory_id, tuple(texts))
+
+
+@dataclass(frozen=True, slots=True)
+class ErasedWrite:
+    """A check the erasure register forbids (:func:`erased_writes`): its id was erased (``scope`` is
+    ``None``), or its content, by the (title, body) pair or by one of its text fields, was erased from
+    ``scope`` (the first of the check's scopes that is so)."""
+
+    check: ErasureCheck
+    scope: Scope | None
+
+
+def erased_writes(register: ErasureRegister, checks: Sequence[ErasureCheck]) -> list[ErasedWrite]:
+    """The checks of ``checks`` the erasure register forbids, in their order: those whose ``memory_id`` the
+    register holds, and those bringing erased content into a scope it was erased from (the pair rows,
+    :meth:`Erasure.covers`, or a text field matching a field-level row on its own, :meth:`ErasedText.covers`).
+    The one matcher of every live write (the validator's :func:`~meta_memory.agent_memory.validator.refuse_erased`,
+    the legacy markdown import): one lookup of the pair rows for all checks, and one of the field-level rows
+    when any field counts (:func:`field_hashes`)."""
+    if not checks:
+        return []
+    rows = register.erased([c.memory_id for c in checks if c.memory_id is not None], {h for c in checks for h in c.hashes})
+    fields = [field_hashes(c.texts) for c in checks]
+    wanted = set().union(*fields)
+    texts = register.erased_texts(wanted) if wanted else []
+    if not rows and not texts:
+        return []
+    ids = {r.memory_id for r in rows}
+    out: list[ErasedWrite] = []
+    for c, mine in zip(checks, fields, strict=True):
+        if c.memory_id is not None and c.memory_id in ids:
+            out.append(ErasedWrite(c, None))
+            continue
+        scope = next((s for s in c.scopes if any(r.covers(s, *c.hashes) for r in rows)
+                      or any(t.covers(s, mine) for t in texts)), None)
+        if scope is not None:
+            out.append(ErasedWrite(c, scope))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ __all__ = [
     "fold_compat",
     "fold_skeleton",
     "fold_whitespace",
+    "fold_texts",
     "folded_content_hash",
     "mint_token",
     "new_memory_id",
@@ -191,8 +192,8 @@ def fold_skeleton(text: str) -> str:
     in Cyrillic or Greek is mapped too (``"вода"`` folds to ``"ʙoдa"``): two texts of those scripts fold
     alike only where they differ in letters that look alike."""
     visible = _visible(text)
-    if visible.isascii():
-        return _without_whitespace(_fold_forms_and_case(visible))
+    if visible.isascii():  # _without_whitespace(_fold_forms_and_case(visible)), in one pass
+        return "".join(visible.lower().split())
     return _skeleton(unicodedata.normalize("NFKC", visible))
 
 
@@ -315,21 +316,26 @@ def erasure_hashes(title: str, body: str, exact: str | None = None) -> ErasureHa
     """``(content hash, fold-1 hash, fold-2 hash, fold-3 hash)`` of a write of ``title`` and ``body``: what
     the erasure register compares with every row (:meth:`~meta_memory.agent_memory.erase.Erasure.matches`).
     The fold-1 and fold-2 hashes find the rows registered before the register kept fold 2 or fold 3 too.
-    ``exact`` is ``content_hash(title, body)`` when the caller holds it."""
+    ``exact`` is ``content_hash(title, body)`` when the caller holds it. Each hash is :func:`content_hash`
+    of the title's and the body's texts of one fold (:func:`fold_texts`)."""
     exact = content_hash(title, body) if exact is None else exact
-    title1, body1 = fold_whitespace(title), fold_whitespace(body)
+    (_, title1, title2, title3), (_, body1, body2, body3) = fold_texts(title), fold_texts(body)
     fold1 = exact if title1 == title and body1 == body else content_hash(title1, body1)
+    fold2 = fold1 if title2 == title1 and body2 == body1 else content_hash(title2, body2)
+    fold3 = fold2 if title3 == title2 and body3 == body2 else content_hash(title3, body3)
+    return exact, fold1, fold2, fold3
+
+
+def fold_texts(text: str) -> tuple[str, str, str, str]:
+    """``(text, fold 1, fold 2, fold 3)`` of ``text``: what :func:`erasure_hashes` hashes of a title or a body
+    (:func:`fold_whitespace`, :func:`fold_compat`, :func:`fold_skeleton`, each computed from the one before)."""
     # fold 2 from fold 1's text (fold_compat(fold_whitespace(t)) == fold_compat(t)): the invisible
     # characters are removed once; fold 3 from fold 1's text likewise (fold_skeleton(fold_whitespace(t)) ==
     # fold_skeleton(t)), and, for ASCII text, fold 2's text without its whitespace (nothing ASCII is mapped)
-    title2, body2 = _fold_forms_and_case(title1), _fold_forms_and_case(body1)
-    fold2 = fold1 if title2 == title1 and body2 == body1 else content_hash(title2, body2)
-    if title1.isascii() and body1.isascii():
-        title3, body3 = _without_whitespace(title2), _without_whitespace(body2)
-    else:
-        title3, body3 = (_skeleton(unicodedata.normalize("NFKC", t), c) for t, c in ((title1, title2), (body1, body2)))
-    fold3 = fold2 if title3 == title2 and body3 == body2 else content_hash(title3, body3)
-    return exact, fold1, fold2, fold3
+    text1 = fold_whitespace(text)
+    text2 = _fold_forms_and_case(text1)
+    text3 = _without_whitespace(text2) if text1.isascii() else _skeleton(unicodedata.normalize("NFKC", text1), text2)
+    return text, text1, text2, text3
 
 
 #: Bytes of randomness at the end of each minted memory id (16 hex digits).

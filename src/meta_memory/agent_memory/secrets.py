@@ -124,6 +124,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -135,6 +136,7 @@ from meta_memory.textfold import fold
 
 __all__ = [
     "SECRET_CLASSES",
+    "forget_keys",
     "normalise_for_scan",
     "scan",
     "scan_record",
@@ -977,9 +979,8 @@ def _pair_text(key: str, value: Any) -> str | None:
     pairs are bounded: at most :data:`MAX_PAIRED_VALUES` per key, and a metadata value the field rules
     accept has at most 4 keys above any value, so at most 4 x 4096 = 16,384 pairs in all, in at most
     128 texts (one per key)."""
-    name = _KEY_END.sub("", normalise_for_scan(key)).strip()
-    prefix = "{" + json.dumps(name, ensure_ascii=False) + ": "
-    if not name or not _has_trigger(prefix):
+    prefix = _pair_prefix(key)
+    if prefix is None:
         return None
     values: dict[str, None] = {}
     _scalars_under(value, values)
@@ -987,6 +988,22 @@ def _pair_text(key: str, value: Any) -> str | None:
         return None
     # each pair ends its line: the next string read does not run on into the last value
     return "".join(prefix + v + "}\n" for v in values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pair_prefix(key: str) -> str | None:
+    """``{"key": `` as :func:`_pair_text` writes it for ``key``, or ``None`` when it holds no rule's trigger
+    (or the key reads as empty). A function of the key alone, kept for the last 4,096 keys: metadata repeats
+    its keys from record to record, and a key is at most 64 bytes."""
+    name = _KEY_END.sub("", normalise_for_scan(key)).strip()
+    prefix = "{" + json.dumps(name, ensure_ascii=False) + ": "
+    return prefix if name and _has_trigger(prefix) else None
+
+
+def forget_keys() -> None:
+    """Empty the metadata keys :func:`_pair_prefix` keeps (after an erase: no key of an erased record's
+    metadata stays in the process's memory)."""
+    _pair_prefix.cache_clear()
 
 
 def json_strings(value: Any) -> list[str]:

@@ -32,7 +32,7 @@ from meta_memory.agent_memory.batch import (
     SupersedeOp,
     TombstoneOp,
 )
-from meta_memory.agent_memory.erase import ErasedText, Erasure, field_hashes, shown_texts
+from meta_memory.agent_memory.erase import ErasedText, Erasure, ErasureCheck, erased_writes, shown_texts
 from meta_memory.agent_memory.fields import (
     MAX_MEMORY_ID_CHARS,
     FieldError,
@@ -41,7 +41,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import ErasureHashes, content_hash, erasure_hashes, new_memory_id, new_memory_ids
+from meta_memory.agent_memory.hashing import content_hash, new_memory_id, new_memory_ids
 from meta_memory.agent_memory.model import (
     Author,
     AuthorKind,
@@ -109,28 +109,6 @@ class RecordReader(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class ErasureCheck:
-    """One write the erasure register must allow: op ``op_index`` brings content of ``hashes`` (exact,
-    folds 1, 2 and 3: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`) into each of ``scopes`` (its target, and the identity scope of an agent author), under ``memory_id`` when the
-    write names its own id (a restore, a markdown import)."""
-
-    op_index: int
-    scopes: tuple[Scope, ...]
-    hashes: ErasureHashes
-    memory_id: str | None = None
-    #: every text field the write shows (:func:`~meta_memory.agent_memory.erase.shown_texts`), each held to
-    #: the field-level register on its own; hashed only when the register is consulted
-    texts: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, op_index: int, scopes: tuple[Scope, ...], title: str, body: str, content_hash: str,
-           memory_id: str | None = None, texts: Sequence[str] = ()) -> ErasureCheck:
-        """The check of a write of normalised ``title`` and ``body`` (whose content hash is ``content_hash``)
-        showing ``texts`` (its title, body, description, tags and metadata strings: ``erase.shown_texts``)."""
-        return cls(op_index, scopes, erasure_hashes(title, body, content_hash), memory_id, tuple(texts))
-
-
 def erasure_scopes(scope: Scope, *authors: Author) -> tuple[Scope, ...]:
     """The scopes erased content may not come back into through a write into ``scope``: ``scope``
     itself and the identity scopes of the agent authors among ``authors`` (content an identity erased
@@ -141,29 +119,21 @@ def erasure_scopes(scope: Scope, *authors: Author) -> tuple[Scope, ...]:
 
 def refuse_erased(reader: RecordReader, checks: Sequence[ErasureCheck]) -> None:
     """Raise ``AgentMemoryError("erased", op_index=...)`` for the first check the erasure register
-    forbids: an erased id written again, or erased content written into a scope it was erased from.
+    forbids (:func:`~meta_memory.agent_memory.erase.erased_writes`): an erased id written again, or erased
+    content written into a scope it was erased from.
 
     One lookup for all checks; the message names the scope, never the content."""
-    if not checks:
+    hits = erased_writes(reader, checks)
+    if not hits:
         return
-    hashes = {h for c in checks for h in c.hashes}
-    rows = reader.erased([c.memory_id for c in checks if c.memory_id is not None], hashes)
-    fields = [field_hashes(c.texts) for c in checks]
-    wanted = set().union(*fields)
-    texts = reader.erased_texts(wanted) if wanted else []
-    if not rows and not texts:
-        return
-    ids = {r.memory_id for r in rows}
-    for c, mine in zip(checks, fields, strict=True):
-        if c.memory_id is not None and c.memory_id in ids:
-            raise AgentMemoryError(
-                "erased", f"op {c.op_index}: record '{c.memory_id}' was erased; an erased record is never written again",
-                op_index=c.op_index)
-        for scope in c.scopes:
-            if any(r.covers(scope, *c.hashes) for r in rows) or any(t.covers(scope, mine) for t in texts):
-                raise AgentMemoryError(
-                    "erased", f"op {c.op_index}: this content was erased from {scope.describe()}; erased content "
-                              "is never written there again", op_index=c.op_index)
+    c, scope = hits[0].check, hits[0].scope
+    if scope is None:
+        raise AgentMemoryError(
+            "erased", f"op {c.op_index}: record '{c.memory_id}' was erased; an erased record is never written again",
+            op_index=c.op_index)
+    raise AgentMemoryError(
+        "erased", f"op {c.op_index}: this content was erased from {scope.describe()}; erased content "
+                  "is never written there again", op_index=c.op_index)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, GateVerdict, StagedBatch, SupersedeOp, TombstoneOp
-from meta_memory.agent_memory.erase import field_hashes, shown_texts
+from meta_memory.agent_memory.erase import erased_writes, shown_texts
 from meta_memory.agent_memory.fields import (
     FieldError,
     check_text_field,
@@ -756,18 +756,15 @@ def import_summary(tx: WriteTx, file_name: str, imported: int, skips: Sequence[s
 def _without_erased(tx: WriteTx, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
     """``ops`` without the records the erasure register keeps out (an erased id, or content erased
     from ``scope``: the (title, body) pair, or any text field matching an erased body or description on its
-    own), each noted in ``skips`` by id only."""
-    hashes = [erasure_hashes(op.record.title, op.record.body.strip()) for op in ops]
-    rows = tx.erased([op.id for op in ops if op.id is not None], {h for pair in hashes for h in pair})
-    fields = [field_hashes(shown_texts(op.record)) for op in ops]
-    wanted = set().union(*fields)
-    texts = tx.erased_texts(wanted) if wanted else []
-    if not rows and not texts:
+    own: :func:`~meta_memory.agent_memory.erase.erased_writes`), each noted in ``skips`` by id only."""
+    checks = [ErasureCheck(i, (scope,), erasure_hashes(op.record.title, op.record.body.strip()), op.id,
+                           tuple(shown_texts(op.record))) for i, op in enumerate(ops)]
+    gone = {hit.check.op_index for hit in erased_writes(tx, checks)}
+    if not gone:
         return ops
-    gone = {r.memory_id for r in rows}
     kept: list[CreateOp] = []
-    for op, pair, mine in zip(ops, hashes, fields, strict=True):
-        if op.id in gone or any(r.covers(scope, *pair) for r in rows) or any(t.covers(scope, mine) for t in texts):
+    for i, op in enumerate(ops):
+        if i in gone:
             skips.append(f"record '{op.id}' was erased; it is not imported again")
         else:
             kept.append(op)

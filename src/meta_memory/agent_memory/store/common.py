@@ -39,6 +39,7 @@ from meta_memory.agent_memory.erase import (
     ErasedText,
     EraseReport,
     Erasure,
+    FieldIndex,
     content_closure,
     erased_texts,
     field_hashes,
@@ -68,6 +69,7 @@ from meta_memory.agent_memory.model import (
     TrustTier,
     UsageStats,
 )
+from meta_memory.agent_memory.secrets import forget_keys
 from meta_memory.agent_memory.store.base import (
     DEFAULT_MANIFEST_K,
     DEFAULT_SCOPE_FLOOR_BYTES,
@@ -890,35 +892,39 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                         out.append(rec)
         return out
 
-    def _same_text(self, conn: C, realm: str, recs: Sequence[MemoryRecord], fields: dict[Scope, dict[str, list[str]]],
+    def _same_text(self, conn: C, realm: str, recs: Sequence[MemoryRecord], fields: dict[Scope, FieldIndex],
                    ) -> list[MemoryRecord]:
         """Records of the scope of any of ``recs`` showing, in any text field (title, body, description, a tag,
         a metadata key or string: :func:`~meta_memory.agent_memory.erase.shown_texts`), a text one of ``recs``
         registers on its own (its body or description: :func:`~meta_memory.agent_memory.erase.erased_texts`),
         compared by :func:`~meta_memory.agent_memory.erase.field_hashes` (any status).
 
-        ``fields`` caches, per scope, the ids of its rows by field hash: one read of a scope's records and
-        the hashing of their fields long enough to count, per erase, however many batches its closure
-        takes; a scope none of ``recs`` registers a text of is not read."""
-        wanted: dict[Scope, set[str]] = {}
+        ``fields`` caches, per scope, its records by what their fields show
+        (:class:`~meta_memory.agent_memory.erase.FieldIndex`: one read of a scope's records per erase, however
+        many batches its closure takes, each ASCII field folded once and not hashed); a scope none of ``recs``
+        registers a text of is not read. The index's candidates are read by id and kept when one of their
+        fields' hashes is one of the erased texts'."""
+        wanted: dict[Scope, list[str]] = {}
         for r in recs:
-            hashes = field_hashes(erased_texts(r))
-            if hashes:
-                wanted.setdefault(r.scope, set()).update(hashes)
+            texts = erased_texts(r)
+            if field_hashes(texts):
+                wanted.setdefault(r.scope, []).extend(texts)
         ids: set[str] = set()
-        for scope, hashes in wanted.items():
-            by_hash = fields.get(scope)
-            if by_hash is None:
-                by_hash = fields[scope] = {}
+        hashes: dict[Scope, set[str]] = {}
+        for scope, texts in wanted.items():
+            index = fields.get(scope)
+            if index is None:
+                index = fields[scope] = FieldIndex()
                 for rec in self._scope_records(conn, realm, scope):
-                    for h in field_hashes(shown_texts(rec)):
-                        by_hash.setdefault(h, []).append(rec.id)
-            ids.update(mid for h in hashes for mid in by_hash.get(h, ()))
+                    index.add(rec.id, shown_texts(rec))
+            ids.update(index.candidates(texts))
+            hashes[scope] = field_hashes(texts)
         ids.difference_update(r.id for r in recs)
         if not ids:
             return []
         found = self._reader(conn, realm).get_records(ids)
-        return [found[i] for i in sorted(found)]
+        return [found[i] for i in sorted(found)
+                if found[i].scope in hashes and not hashes[found[i].scope].isdisjoint(field_hashes(shown_texts(found[i])))]
 
     def erase(
         self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
@@ -944,7 +950,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             # sweep (keep_out_content=False) takes only the records it found out of use.
             titles: dict[Scope, dict[str, list[str]]] = {}
             # an identity erase starts from every record of its scope: no other record there to find by field
-            fields: dict[Scope, dict[str, list[str]]] = {scope: {}} if memory_id is None else {}
+            fields: dict[Scope, FieldIndex] = {scope: FieldIndex()} if memory_id is None else {}
             same = (lambda recs: [*self._same_content(conn, name, recs, titles), *self._same_text(conn, name, recs, fields)]
                     ) if keep_out_content else None
             try:
@@ -1027,6 +1033,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         with self.transaction(name) as tx:
             report = fn(tx)
         if not report.dry_run:  # a harvest's cause may be all an identity erase removed
+            forget_keys()  # the secret scanner's kept metadata keys: an erased record's among them
             self._after_erase(name, report, identity)
         return report
 
