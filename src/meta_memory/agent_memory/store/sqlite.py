@@ -144,6 +144,9 @@ MAX_IDLE_READERS = 2
 _TelemetryOp = tuple[str, Any]
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
+#: Tries of the WAL truncation after an erase (50 ms apart; each waits on readers up to ``busy_timeout``):
+#: another process's checkpoint holding SQLite's checkpointer lock answers busy at once.
+ERASE_TRUNCATE_ATTEMPTS = 5
 
 
 def realm_db_path(root: Path, realm: str) -> Path:
@@ -1146,11 +1149,19 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             if report.records:
                 self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
                 self.term_counts.drop(db.name)
-            with db.write_lock:
+            # lock order: the write lock, then the checkpoint lock (a background checkpoint running meanwhile
+            # holds SQLite's checkpointer lock, and a TRUNCATE that meets it answers busy without waiting)
+            with db.write_lock, db.checkpoint_lock:
                 try:
                     if report.records:
                         db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
-                    busy = db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                    busy = 1
+                    for attempt in range(ERASE_TRUNCATE_ATTEMPTS):  # readers are waited on by busy_timeout
+                        if attempt:
+                            time.sleep(0.05)
+                        busy = db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                        if not busy:
+                            break
                     if busy:
                         self._log.warning("after an erase in realm %s, readers kept the WAL from being truncated; "
                                           "the erased bytes leave it at the next checkpoint", realm)
