@@ -1,5 +1,5 @@
-"""A remote handle reads a gateway's answer within bounds, whatever answers at the URL: the whole call
-within ``timeout_s`` (an answer that trickles a byte at a time does not hold the caller), at most
+"""A remote handle reads a gateway's answer within bounds, whatever answers at the URL: its body within
+``timeout_s`` of its start (an answer that trickles a byte at a time does not hold the caller), at most
 ``max_answer_bytes`` of body, JSON no deeper than can be read; and it never follows a redirect, so the
 bearer token goes nowhere else."""
 

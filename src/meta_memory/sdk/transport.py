@@ -278,9 +278,9 @@ def _bearer(token: str | None) -> dict[str, str]:
 class _HttpCalls:
     """What the sync and async HTTP transports share: the endpoint, request ids and the decoding.
 
-    A call's answer is read within bounds, whatever the server sends: the whole call (connect, request,
-    every byte of the answer) within ``timeout_s`` (httpx's own timeout is per read, so an answer that
-    trickles a byte at a time would hold the caller forever), at most ``max_answer_bytes`` of body
+    A call's answer is read within bounds, whatever the server sends: its body, from the answer's start
+    to its last byte, within ``timeout_s`` (httpx's own timeout is per read, so an answer that trickles a
+    byte at a time would hold the caller forever), at most ``max_answer_bytes`` of body
     (a declared ``Content-Length`` above it is refused before any byte is read), and JSON read strictly
     (:mod:`meta_memory.strict_json`) and no deeper than Python's reader can follow. Redirects are never
     followed (the bearer token goes to the URL given, and nowhere else)."""
@@ -337,12 +337,12 @@ class HttpTransport(_HttpCalls):
         self._client = httpx.Client(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
-        deadline = time.monotonic() + self.timeout_s
         body = bytearray()
         try:
             with self._client.stream("POST", self.url, content=self._payload(method, params),
                                      headers=_JSON_HEADERS) as resp:
                 self._declared(resp)
+                deadline = time.monotonic() + self.timeout_s
                 for chunk in resp.iter_bytes():
                     self._gather(body, chunk, deadline)
         except httpx.TransportError as exc:
@@ -361,25 +361,18 @@ class AsyncHttpTransport(_HttpCalls):
         super().__init__(url, timeout_s, max_answer_bytes)
         self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
 
-    async def _exchange(self, method: str, params: dict[str, Any] | None, deadline: float) -> tuple[httpx.Response, bytes]:
-        body = bytearray()
-        async with self._client.stream("POST", self.url, content=self._payload(method, params),
-                                       headers=_JSON_HEADERS) as resp:
-            self._declared(resp)
-            async for chunk in resp.aiter_bytes():
-                self._gather(body, chunk, deadline)
-        return resp, bytes(body)
-
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
-        deadline = time.monotonic() + self.timeout_s
+        body = bytearray()
         try:
-            # the whole exchange, headers included, within the budget
-            resp, content = await asyncio.wait_for(self._exchange(method, params, deadline), self.timeout_s)
-        except asyncio.TimeoutError:
-            raise self._late() from None
+            async with self._client.stream("POST", self.url, content=self._payload(method, params),
+                                           headers=_JSON_HEADERS) as resp:
+                self._declared(resp)
+                deadline = time.monotonic() + self.timeout_s
+                async for chunk in resp.aiter_bytes():
+                    self._gather(body, chunk, deadline)
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
-        return self._decode(resp, content)
+        return self._decode(resp, bytes(body))
 
     async def aclose(self) -> None:
         await self._client.aclose()
