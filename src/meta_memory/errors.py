@@ -41,6 +41,7 @@ because the gateway does not start.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, ClassVar
 
 __all__ = [
@@ -71,10 +72,22 @@ __all__ = [
 ECHO_CHARS = 64
 
 
+#: Characters a refusal never repeats as they are: control characters (a terminal's escape sequences),
+#: format characters (bidi overrides, zero-width and tag characters: text a reader does not see but a
+#: model reads), surrogates and line/paragraph separators.
+_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
 def echo(name: str) -> str:
     """``name`` as a refusal may repeat it: its first :data:`ECHO_CHARS` characters, ``...`` after them
-    when it is longer (a caller's name may be megabytes long; the answer stays small)."""
-    return name if len(name) <= ECHO_CHARS else name[:ECHO_CHARS] + "..."
+    when it is longer (a caller's name may be megabytes long; the answer stays small), every invisible
+    or controlling character among them written as its escape (``\\u202e``, ``\\x1b``), so a refusal
+    carries no hidden text or terminal control back to a model, a log or a terminal."""
+    head = name if len(name) <= ECHO_CHARS else name[:ECHO_CHARS]
+    shown = "".join(ch if unicodedata.category(ch) not in _UNSHOWN_CATEGORIES
+                    else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
+                          else f"\\U{ord(ch):08x}") for ch in head)
+    return shown if len(name) <= ECHO_CHARS else shown + "..."
 
 
 class ValueRuleBroken(Exception):

@@ -69,10 +69,11 @@ from typing import Any
 
 from meta_memory.agent_memory.fields import MAX_BODY_BYTES
 from meta_memory.agent_memory.filters import matches, parse_filter
-from meta_memory.errors import InvalidParams
+from meta_memory.errors import InvalidParams, echo
 from meta_memory.integrations.langgraph_items import (
     ITEM_TAG,
     PARTIAL,
+    check_depth,
     identity_label,
     item_metadata,
     item_record,
@@ -270,9 +271,10 @@ class MetaMemoryStore(BaseStore):
                                 or not math.isfinite(ttl) or ttl <= 0):
             raise ValueError(f"a LangGraph store ttl must be a positive number of minutes (got {ttl!r})")
         if value is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"a LangGraph store key must be a non-empty string (got {key!r})")
+            raise ValueError(f"a LangGraph store key must be a non-empty string (got {echo(repr(key))})")
         if value is not None and not isinstance(value, Mapping):
             raise ValueError(f"a LangGraph store value must be a dict (got {type(value).__name__})")
+        check_depth(namespace)
         identity = self._owner(namespace)
         with self._writes:
             self._put_locked(identity, namespace, key, None if value is None else dict(value), ttl)
@@ -294,7 +296,8 @@ class MetaMemoryStore(BaseStore):
         rec = item_record(namespace, key, value, created_ms, ttl)
         stored = len(rec.body.encode("utf-8"))
         if stored > MAX_BODY_BYTES:  # told in the store's terms, before anything is sent
-            raise InvalidParams(f"the value of item {key!r} in namespace {namespace!r} is too large: stored with "
+            raise InvalidParams(f"the value of item {echo(repr(key))} in namespace {echo(repr(namespace))} is too "
+                                "large: stored with "
                                 f"its namespace and key it takes {stored} bytes of JSON, and an item holds at most "
                                 f"{MAX_BODY_BYTES} bytes (the record body cap)", field="value")
         if found is None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from meta_memory.agent_memory.fields import MAX_MEMORY_TAGS, MAX_TITLE_BYTES, FieldError, normalize_metadata
+from meta_memory.errors import echo
 from meta_memory.identity import parse_identity
 
 __all__ = ["ITEM_TAG", "TAG_PREFIX", "ItemRecord", "identity_label", "item_record", "key_tag", "prefix_tag"]
@@ -72,6 +73,15 @@ def item_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         return {PARTIAL: True}
 
 
+def check_depth(namespace: tuple[str, ...]) -> None:
+    """Refuse a namespace deeper than a record's tags can index (one tag per depth), before any label is
+    hashed: a put's tags hash every prefix, so a namespace of many labels would cost time quadratic in
+    its depth before it could be refused."""
+    if len(namespace) > MAX_MEMORY_TAGS - 2:
+        raise ValueError(f"a namespace deeper than {MAX_MEMORY_TAGS - 2} labels cannot be stored "
+                         f"({MAX_MEMORY_TAGS} tags per record; this one has {len(namespace)} labels)")
+
+
 def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
                 created_at_ms: int | None = None, ttl_minutes: float | None = None) -> ItemRecord:
     """The record of the item ``(namespace, key)`` holding ``value`` (see the module doc).
@@ -80,9 +90,10 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
     not JSON, a namespace deeper than 30 labels. The body cap is the validator's (a larger body is
     refused when written)."""
     if not isinstance(key, str) or not key:
-        raise ValueError(f"a LangGraph store key must be a non-empty string (got {key!r})")
+        raise ValueError(f"a LangGraph store key must be a non-empty string (got {echo(repr(key))})")
     if not isinstance(value, Mapping):
         raise ValueError(f"a LangGraph store value must be a dict (got {type(value).__name__})")
+    check_depth(namespace)
     try:
         body = json.dumps({"namespace": list(namespace), "key": key, "value": dict(value),
                            "created_at_ms": created_at_ms, "ttl_minutes": ttl_minutes}, ensure_ascii=False,
@@ -92,9 +103,6 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
     except RecursionError:
         raise ValueError("LangGraph store values must be JSON: nested too deep") from None
     tags = (ITEM_TAG, key_tag(namespace, key), *(prefix_tag(namespace[:d]) for d in range(1, len(namespace) + 1)))
-    if len(tags) > MAX_MEMORY_TAGS:
-        raise ValueError(f"a namespace deeper than {MAX_MEMORY_TAGS - 2} labels cannot be stored "
-                         f"({MAX_MEMORY_TAGS} tags per record)")
     encoded = key.encode("utf-8")
     title = key if len(encoded) <= MAX_TITLE_BYTES else encoded[:MAX_TITLE_BYTES].decode("utf-8", "ignore")
     return ItemRecord(title=title or "item", body=body, tags=tags, metadata=item_metadata(value))
@@ -112,10 +120,12 @@ def identity_label(label: str) -> str:
     try:
         canonical = parse_identity(label)
     except ValueError as exc:
-        raise ValueError(f"namespace label {label!r} cannot name an identity (identity_segment): {exc}") from None
+        raise ValueError(f"namespace label {echo(repr(label))} cannot name an identity (identity_segment): "
+                         f"{exc}") from None
     if canonical != label:
         raise ValueError(
-            f"namespace label {label!r} names the identity {canonical!r} (identity_segment): a label must be "
+            f"namespace label {echo(repr(label))} names the identity {echo(repr(canonical))} (identity_segment): "
+            "a label must be "
             "the identity itself, without surrounding white space or an rt:<name>:<generation> respawn form, "
             "so that no two labels share one identity's memory"
         )

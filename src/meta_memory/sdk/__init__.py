@@ -10,7 +10,7 @@ from .agent import Agent, AsyncAgent, AsyncSession, Session
 from .builder import Meta, MetaBuilder
 from .handle import AsyncLedger, AsyncMetaHandle, AsyncMobHandle, Ledger, MetaHandle, MobHandle
 from .methods import HandleMethods
-from .transport import GatewayUnreachable, HandleClosed, NotAGateway
+from .transport import GatewayUnreachable, HandleClosed, NotAGateway, UnreadableAnswer
 
 __all__ = ["Meta", "MetaBuilder", "MetaHandle", "AsyncMetaHandle", "MobHandle", "AsyncMobHandle", "Agent", "AsyncAgent",
-           "Session", "AsyncSession", "Ledger", "AsyncLedger", "HandleMethods", "GatewayUnreachable", "NotAGateway", "HandleClosed", "memory", "models"]
+           "Session", "AsyncSession", "Ledger", "AsyncLedger", "HandleMethods", "GatewayUnreachable", "NotAGateway", "UnreadableAnswer", "HandleClosed", "memory", "models"]

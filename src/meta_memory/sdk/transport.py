@@ -17,20 +17,23 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import httpx
 
+from .. import strict_json
 from ..errors import ConfigError, InternalError, InvalidParams, MetaError, from_jsonrpc
+from ..limits import DEFAULT_MAX_ANSWER_BYTES
 from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..access.principal import Principal
     from ..server.gateway import Gateway
 
-__all__ = ["GatewayUnreachable", "NotAGateway", "check_token", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
+__all__ = ["GatewayUnreachable", "NotAGateway", "UnreadableAnswer", "check_token", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
 
 
 class Transport(Protocol):
@@ -124,6 +127,30 @@ class NotAGateway(GatewayUnreachable):
                                        "check the URL and port")
         self.url = url
         self.status = status
+
+
+class UnreadableAnswer(GatewayUnreachable):
+    """The gateway's answer was not read: its body passed ``max_answer_bytes`` (``limit``), or its JSON
+    nests deeper than a reader can follow. Nothing of it reaches the caller. ``rule`` names which
+    (``"max_answer_bytes"``, ``"nesting"``). A :class:`GatewayUnreachable`, so every client treats it as
+    no answer (a call that may or may not have been applied), never as a gateway's refusal."""
+
+    def __init__(self, url: str, rule: str, detail: str, limit: int | None = None) -> None:
+        ConnectionError.__init__(self, f"the answer of {url} was not read: {detail}; the call may or may not "
+                                       "have been applied (check before repeating a write)")
+        self.url = url
+        self.rule = rule
+        self.limit = limit
+        self.maybe_tls = self.untrusted_certificate = False
+        self.unanswered = True
+
+
+def check_answer_bytes(max_answer_bytes: Any) -> int:
+    """The most bytes of one answer an HTTP client reads: a positive integer. Raises
+    :class:`~meta_memory.errors.ConfigError` otherwise, before anything is sent."""
+    if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1:
+        raise ConfigError(f"max_answer_bytes must be a positive whole number of bytes, not {max_answer_bytes!r}")
+    return max_answer_bytes
 
 
 def _unwrap(response: Any) -> Any:
@@ -249,21 +276,51 @@ def _bearer(token: str | None) -> dict[str, str]:
 
 
 class _HttpCalls:
-    """What the sync and async HTTP transports share: the endpoint, request ids and the decoding."""
+    """What the sync and async HTTP transports share: the endpoint, request ids and the decoding.
 
-    def __init__(self, url: str, timeout_s: float) -> None:
+    A call's answer is read within bounds, whatever the server sends: its body, from the answer's start
+    to its last byte, within ``timeout_s`` (httpx's own timeout is per read, so an answer that trickles a
+    byte at a time would hold the caller forever), at most ``max_answer_bytes`` of body
+    (a declared ``Content-Length`` above it is refused before any byte is read), and JSON read strictly
+    (:mod:`meta_memory.strict_json`) and no deeper than Python's reader can follow. Redirects are never
+    followed (the bearer token goes to the URL given, and nowhere else)."""
+
+    def __init__(self, url: str, timeout_s: float, max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.url = _rpc_url(url)
         self.timeout_s = check_timeout(timeout_s)
+        self.max_answer_bytes = check_answer_bytes(max_answer_bytes)
         self._ids = itertools.count(1)
 
     def _payload(self, method: str, params: dict[str, Any] | None) -> bytes:
         return encode_request(method, params, next(self._ids))
 
-    def _decode(self, resp: httpx.Response) -> Any:
+    def _late(self) -> GatewayUnreachable:
+        return GatewayUnreachable(self.url, httpx.ReadTimeout("the answer did not end in time"), self.timeout_s)
+
+    def _declared(self, resp: httpx.Response) -> None:
+        """Refuse an answer whose declared length is already over ``max_answer_bytes``."""
+        declared = resp.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_answer_bytes:
+            raise self._oversized()
+
+    def _oversized(self) -> UnreadableAnswer:
+        return UnreadableAnswer(self.url, "max_answer_bytes",
+                                f"it is over max_answer_bytes ({self.max_answer_bytes} bytes)", self.max_answer_bytes)
+
+    def _gather(self, body: bytearray, chunk: bytes, deadline: float) -> None:
+        body += chunk
+        if len(body) > self.max_answer_bytes:
+            raise self._oversized()
+        if time.monotonic() > deadline:
+            raise self._late()
+
+    def _decode(self, resp: httpx.Response, content: bytes) -> Any:
         """The result of a JSON-RPC response; :class:`NotAGateway` for a reply that is not JSON-RPC 2.0."""
         try:
-            body = resp.json()
-        except ValueError:
+            body = strict_json.loads(content)
+        except RecursionError:
+            raise UnreadableAnswer(self.url, "nesting", "its JSON nests deeper than can be read") from None
+        except (ValueError, UnicodeDecodeError):
             body = None
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
             content_type = resp.headers.get("content-type", "").split(";")[0].strip()
@@ -274,16 +331,23 @@ class _HttpCalls:
 class HttpTransport(_HttpCalls):
     """JSON-RPC over HTTP with httpx. ``token`` is sent as ``Authorization: Bearer <token>``."""
 
-    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
-        super().__init__(url, timeout_s)
-        self._client = httpx.Client(timeout=self.timeout_s, headers=_bearer(token))
+    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+        super().__init__(url, timeout_s, max_answer_bytes)
+        self._client = httpx.Client(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
+        body = bytearray()
         try:
-            resp = self._client.post(self.url, content=self._payload(method, params), headers=_JSON_HEADERS)
+            with self._client.stream("POST", self.url, content=self._payload(method, params),
+                                     headers=_JSON_HEADERS) as resp:
+                self._declared(resp)
+                deadline = time.monotonic() + self.timeout_s
+                for chunk in resp.iter_bytes():
+                    self._gather(body, chunk, deadline)
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
-        return self._decode(resp)
+        return self._decode(resp, bytes(body))
 
     def close(self) -> None:
         self._client.close()
@@ -292,16 +356,23 @@ class HttpTransport(_HttpCalls):
 class AsyncHttpTransport(_HttpCalls):
     """Async JSON-RPC over HTTP with ``httpx.AsyncClient``."""
 
-    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
-        super().__init__(url, timeout_s)
-        self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=_bearer(token))
+    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+        super().__init__(url, timeout_s, max_answer_bytes)
+        self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
+        body = bytearray()
         try:
-            resp = await self._client.post(self.url, content=self._payload(method, params), headers=_JSON_HEADERS)
+            async with self._client.stream("POST", self.url, content=self._payload(method, params),
+                                           headers=_JSON_HEADERS) as resp:
+                self._declared(resp)
+                deadline = time.monotonic() + self.timeout_s
+                async for chunk in resp.aiter_bytes():
+                    self._gather(body, chunk, deadline)
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
-        return self._decode(resp)
+        return self._decode(resp, bytes(body))
 
     async def aclose(self) -> None:
         await self._client.aclose()

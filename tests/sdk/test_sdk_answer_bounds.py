@@ -1,0 +1,166 @@
+"""A remote handle reads a gateway's answer within bounds, whatever answers at the URL: its body within
+``timeout_s`` of its start (an answer that trickles a byte at a time does not hold the caller), at most
+``max_answer_bytes`` of body, JSON no deeper than can be read; and it never follows a redirect, so the
+bearer token goes nowhere else."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from meta_memory import Meta
+from meta_memory.errors import ConfigError
+from meta_memory.sdk import GatewayUnreachable, NotAGateway, UnreadableAnswer
+
+_TOKEN = "tok-answer-bounds-9f3a"
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """Something at the gateway's URL that answers without bounds; the path picks how."""
+
+    protocol_version = "HTTP/1.1"
+    seen_tokens: list[str] = []
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _json(self, body: bytes, length: int | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        _Hostile.seen_tokens.append(f"{self.path} {self.headers.get('Authorization')}")
+        head = b'{"jsonrpc": "2.0", "id": 1, "result": '
+        if self.path.startswith("/trickle"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(head + b'"')
+            try:
+                for _ in range(600):
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif self.path.startswith("/declared"):
+            self._json(head + b'"a"}', length=1 << 40)  # claims a terabyte
+            self.close_connection = True
+        elif self.path.startswith("/flood"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(head) + 1, head + b'"'))
+                chunk = b"a" * 65536
+                for _ in range(64):  # 4 MiB, well past the cap the test sets
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.write(b"0\r\n\r\n")
+            except OSError:
+                pass
+            self.close_connection = True
+        elif self.path.startswith("/deep"):
+            self._json(head + b"[" * 100_000 + b"]" * 100_000 + b"}")
+        elif self.path.startswith("/redirect"):
+            self.send_response(307)
+            self.send_header("Location", "/elsewhere/rpc")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._json(head + b'{"records": [], "next_cursor": null}}')
+
+
+@pytest.fixture()
+def hostile() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Hostile.seen_tokens = []
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_answer_that_trickles_is_cut_at_timeout_s(hostile: str) -> None:
+    started = time.monotonic()
+    with Meta.connect(hostile + "/trickle", token=_TOKEN, timeout_s=1.5) as meta, \
+            pytest.raises(GatewayUnreachable, match="did not answer within 1.5 s") as caught:
+        meta.agent("agent:a").list()
+    assert time.monotonic() - started < 10
+    assert caught.value.unanswered and _TOKEN not in str(caught.value)
+
+
+def test_an_async_answer_that_trickles_is_cut_at_timeout_s(hostile: str) -> None:
+    async def run() -> None:
+        meta = Meta.connect_async(hostile + "/trickle", token=_TOKEN, timeout_s=1.5)
+        try:
+            with pytest.raises(GatewayUnreachable, match="did not answer within 1.5 s"):
+                await meta.agent("agent:a").list()
+        finally:
+            await meta.aclose()
+
+    started = time.monotonic()
+    asyncio.run(run())
+    assert time.monotonic() - started < 10
+
+
+def test_an_answer_declaring_more_than_max_answer_bytes_is_refused_unread(hostile: str) -> None:
+    with Meta.connect(hostile + "/declared", token=_TOKEN) as meta, pytest.raises(UnreadableAnswer) as caught:
+        meta.agent("agent:a").list()
+    assert caught.value.rule == "max_answer_bytes" and "max_answer_bytes" in str(caught.value)
+
+
+def test_an_answer_streaming_past_max_answer_bytes_is_refused(hostile: str) -> None:
+    with Meta.connect(hostile + "/flood", max_answer_bytes=1024 * 1024) as meta, \
+            pytest.raises(UnreadableAnswer, match=r"over max_answer_bytes \(1048576 bytes\)") as caught:
+        meta.agent("agent:a").list()
+    assert caught.value.limit == 1024 * 1024
+
+    async def run() -> None:
+        handle = Meta.connect_async(hostile + "/flood", max_answer_bytes=1024 * 1024)
+        try:
+            with pytest.raises(UnreadableAnswer, match="max_answer_bytes"):
+                await handle.agent("agent:a").list()
+        finally:
+            await handle.aclose()
+
+    asyncio.run(run())
+
+
+def test_an_answer_nested_too_deep_is_an_unreadable_answer_not_a_recursion_error(hostile: str) -> None:
+    with Meta.connect(hostile + "/deep") as meta, pytest.raises(UnreadableAnswer) as caught:
+        meta.agent("agent:a").list()
+    assert caught.value.rule == "nesting"
+
+
+def test_a_redirect_is_not_followed_and_the_token_goes_nowhere_else(hostile: str) -> None:
+    with Meta.connect(hostile + "/redirect", token=_TOKEN) as meta, pytest.raises(NotAGateway, match="HTTP 307"):
+        meta.agent("agent:a").list()
+    assert not any(seen.startswith("/elsewhere") for seen in _Hostile.seen_tokens)
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "1024", True])
+def test_max_answer_bytes_must_be_a_positive_whole_number(value: object) -> None:
+    with pytest.raises(ConfigError, match="max_answer_bytes must be a positive whole number"):
+        Meta.connect("http://127.0.0.1:1", max_answer_bytes=value)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="max_answer_bytes must be a positive whole number"):
+        Meta.connect_async("http://127.0.0.1:1", max_answer_bytes=value)  # type: ignore[arg-type]
+
+
+def test_an_ordinary_answer_still_reads(hostile: str) -> None:
+    with Meta.connect(hostile + "/fine", token=_TOKEN) as meta:
+        assert list(meta.agent("agent:a").list().records) == []
