@@ -22,12 +22,13 @@ per realm) and ``.recall_provider(...)`` a custom recall provider (:mod:`meta_me
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from os import PathLike
 from pathlib import Path
 from typing import Any, Union
 
 from ..clock import Clock
 from ..config import MetaConfig, parse_config
-from ..errors import ConfigError
+from ..errors import ConfigError, StartupError
 from ..recall.custom import check_provider
 from .handle import AsyncMetaHandle, MetaHandle
 from .memory import InMemoryLedgerConfig, LocalJsonMemoryConfig
@@ -121,6 +122,8 @@ class MetaBuilder:
     def persistent_state(self, path: str | Path) -> "MetaBuilder":
         """State directory: ledger file (``local_json`` unless ``.ledger(...)`` chose otherwise),
         agent-memory databases, events."""
+        if not isinstance(path, (str, PathLike)):
+            raise ConfigError(f"persistent_state: must be a path (a str or os.PathLike), not {type(path).__name__}")
         self._state = Path(path)
         return self
 
@@ -220,7 +223,15 @@ class MetaBuilder:
         from ..server.gateway import Gateway
 
         custom = None if isinstance(self._recall_provider, str) else self._recall_provider
-        runtime = Runtime(self._config(), self._state, clock=self._clock, recall_provider=custom)
+        config = self._config()
+        state = self._state
+        if state is not None and (state.is_file() or any(p.is_file() for p in state.parents)):
+            raise StartupError(f"cannot start: persistent_state {state} is not a directory (a file holds its path)")
+        try:
+            runtime = Runtime(config, state, clock=self._clock, recall_provider=custom)
+        except OSError as exc:  # a part of the directory that is a file, a permission: one line, as the CLI says
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise StartupError(f"cannot start: {exc.strerror or exc}{where}") from None
         return Gateway.for_runtime(runtime)
 
     def build(self) -> MetaHandle:
