@@ -39,3 +39,17 @@ def test_a_state_dir_whose_parts_are_files_is_refused_naming_the_file(tmp_path: 
 def test_persistent_state_of_no_path_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="persistent_state: must be a path"):
         Meta.builder().persistent_state(None)  # type: ignore[arg-type]
+
+
+def test_a_directory_held_by_an_unclosed_handle_of_this_process_says_so(tmp_path: Path) -> None:
+    """A notebook cell run twice builds a second handle while the first is still open: the refusal says
+    the holder is this very process and how to let go, not only "another meta-memory runtime"."""
+    first = Meta.builder().persistent_state(tmp_path / "s").build()
+    try:
+        with pytest.raises(StartupError) as refused:
+            Meta.builder().persistent_state(tmp_path / "s").build()
+        said = str(refused.value)
+        assert "this process" in said and "close()" in said and "with" in said, said
+    finally:
+        first.close()
+    Meta.builder().persistent_state(tmp_path / "s").build().close()  # closed: free again
