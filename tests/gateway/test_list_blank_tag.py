@@ -7,10 +7,8 @@ them all under "matching #". A filter that cannot match must never widen to ever
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import subprocess
+import sys
 
 from support import GatewayProcess
 
@@ -30,7 +28,7 @@ def test_a_blank_tag_filter_is_refused_not_dropped(gateway: GatewayProcess) -> N
     assert [r["title"] for r in padded["records"]] == ["Tagged"]
 
 
-def test_list_with_a_blank_tag_on_the_command_line_is_refused(gateway: GatewayProcess, tmp_path: Path) -> None:
+def test_list_with_a_blank_tag_on_the_command_line_is_refused(gateway: GatewayProcess) -> None:
     gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Untagged", "body": "no tag"})
     out = subprocess.run([sys.executable, "-m", "meta_memory.cli", "list", "--identity", ME, "--tag", "",
                           "--url", gateway.url], capture_output=True, text=True, timeout=120)
