@@ -362,7 +362,8 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
     from .replay import replay as run_replay
 
     console = Console(stderr=as_json)
-    with Progress(console=console, transient=True) as progress:
+    # a progress bar on a terminal only: off one, its erase would leave an empty line in the output
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         try:
             report = run_replay(path, url, token=token, inject=inject, realm=realm, limit=limit, progress=progress)
         except (RuntimeError, OSError, ValueError) as exc:  # a refusal, no gateway there, a file of another shape
