@@ -82,3 +82,12 @@ def test_doctor_on_a_full_disk_calls_no_healthy_database_damaged(full_state: Pat
     listed = meta_memory_cli("list", "--identity", IDENT, "--state-dir", str(full_state), "--json")
     assert listed.returncode == 0, listed.stderr
     assert [r["title"] for r in json.loads(listed.stdout)] == ["Passport location"]
+
+
+def test_an_embedded_handle_on_a_full_disk_says_the_disk_is_full(full_state: Path) -> None:
+    from meta_memory import Meta
+    from meta_memory.errors import StartupError
+
+    with pytest.raises(StartupError) as refused:
+        Meta.builder().persistent_state(full_state).build()
+    _says_the_disk_is_full(str(refused.value), full_state)
