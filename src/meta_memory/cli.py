@@ -66,10 +66,15 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
     if not one_shot:
         settle_after_large_builds()
 
-    from .storage.disk import not_writable, read_only_refusal
+    from .storage.disk import full_disk, full_disk_refusal, not_writable, read_only_refusal
 
+    refused: StartupError | None = None
     try:
         return Runtime(config, state_dir, one_shot=one_shot)
+    except ConfigError:
+        raise
+    except StartupError as exc:  # e.g. a database that cannot open: reworded below when the disk is why
+        refused, detail = exc, _one_line(str(exc))
     except MetaError as exc:
         detail = _one_line(exc.message)
     except OSError as exc:
@@ -79,6 +84,11 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
     why = not_writable(state_dir) if state_dir.is_dir() else None
     if why is not None:
         raise StartupError(f"cannot start: {read_only_refusal(state_dir.resolve(), why, detail)}")
+    # so does a full disk: SQLite cannot create a database's side files there, not even to read it
+    if (space := full_disk(state_dir)) is not None:
+        raise StartupError(f"cannot start: {full_disk_refusal(state_dir.resolve(), space, detail)}")
+    if refused is not None:
+        raise refused
     raise StartupError(f"cannot start: {detail}")
 
 
@@ -352,7 +362,8 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
     from .replay import replay as run_replay
 
     console = Console(stderr=as_json)
-    with Progress(console=console, transient=True) as progress:
+    # a progress bar on a terminal only: off one, its erase would leave an empty line in the output
+    with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         try:
             report = run_replay(path, url, token=token, inject=inject, realm=realm, limit=limit, progress=progress)
         except (RuntimeError, OSError, ValueError) as exc:  # a refusal, no gateway there, a file of another shape

@@ -320,10 +320,12 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | 
 
     def show(record: Any) -> None:
         who = _stored_as(identity)
+        added = ", ".join(record.tags_added)
         said = (f"remembered for {who}" if record.created else
-                f"already remembered for {who}: an active record holds this title and body (nothing new "
-                "written" + (f"; tags merged into a new version of {record.supersedes}" if record.supersedes else "")
-                + ")")
+                f"already remembered for {who}: an active record holds this title and body (tags merged into a "
+                f"new version of {record.supersedes}; {'tags' if len(record.tags_added) > 1 else 'tag'} added: "
+                f"{added})" if record.supersedes else
+                f"already remembered for {who}: an active record holds this title and body (nothing new written)")
         _console().print(_records_table(said, [record], with_body=False, names=(identity, who)))
 
     _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,

@@ -62,6 +62,8 @@ def test_remember_says_when_the_record_already_existed(tmp_path: Path) -> None:
     assert f"already remembered for {ID}" in said and "nothing new written" in said
     merged = " ".join(mm("remember", "Passport", "Top drawer.", "--tag", "travel", *where).stdout.split())
     assert "already remembered" in merged and "tags merged into a new version of mem-" in merged
+    # a merge writes a version: the answer never also says nothing was written, and names the tag added
+    assert "nothing new written" not in merged and "tag added: travel" in merged, merged
 
 
 def test_remember_names_the_identity_it_wrote_to(tmp_path: Path) -> None:

@@ -118,6 +118,31 @@ def test_tls_options_go_together_and_a_bad_certificate_is_one_line(tmp_path: Pat
     one_line_refusal(proc, "cannot load the TLS certificate or key")
 
 
+def test_a_tls_refusal_names_the_option_and_what_is_wrong(tmp_path: Path) -> None:
+    """Before, every bad pair said only "cannot load the TLS certificate or key: [SSL] PEM lib": not which
+    file, nor why."""
+    cert, key = self_signed(tmp_path)
+    (tmp_path / "other").mkdir()
+    _, other_key = self_signed(tmp_path / "other")
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    state = str(tmp_path / "state")
+
+    def refusal(certfile: Path, keyfile: Path) -> str:
+        proc = serve_once("serve", "--port", "0", "--state-dir", state, "--ssl-certfile", str(certfile),
+                          "--ssl-keyfile", str(keyfile))
+        return one_line_refusal(proc, "cannot load the TLS certificate or key")
+
+    said = refusal(garbage, key)
+    assert f"--ssl-certfile {garbage}" in said and "holds no PEM certificate" in said, said
+    said = refusal(cert, garbage)
+    assert f"--ssl-keyfile {garbage}" in said and "holds no PEM private key" in said, said
+    said = refusal(key, cert)  # swapped
+    assert f"--ssl-certfile {key}" in said and "holds no PEM certificate" in said, said
+    said = refusal(cert, other_key)
+    assert "--ssl-keyfile" in said and "does not belong to the certificate" in said, said
+
+
 @pytest.mark.postgres
 def test_unreachable_postgres_is_a_one_line_start_up_error(tmp_path: Path) -> None:
     require_extra("postgres", "psycopg")

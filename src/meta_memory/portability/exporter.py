@@ -15,6 +15,7 @@ from typing import IO, Any
 from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
 from ..errors import AgentMemoryError
+from ..identity import parse_identity
 from ..runtime import Runtime
 from .format import FORMAT, VERSION, record_line
 from .signing import LineSigner
@@ -78,6 +79,8 @@ def export_jsonl(
     it out and says so: the header's ``skipped_realms`` (``[{realm, reason}]``) and
     :attr:`ExportSummary.skipped_realms`. A realm named by ``realm`` is read as any call naming it is.
     """
+    if identity is not None:  # held to the identity rule as meta/storage/export holds it (a roster id: its name)
+        identity = parse_identity(identity)
     feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     if store is None and identity is not None:

@@ -99,6 +99,32 @@ def max_connections(configured: int | None, budget: int | None = None) -> int:
     return configured
 
 
+def _tls_problem(tls: TlsFiles) -> str | None:
+    """Which of ``tls``'s files is wrong and how, once ``ssl`` refused the pair (its own words, ``[SSL] PEM
+    lib``, name neither): a file that holds no PEM block of its kind, or a key of another certificate."""
+    for option, path, kind, marker in (("--ssl-certfile", tls.certfile, "certificate", b"CERTIFICATE-----"),
+                                       ("--ssl-keyfile", tls.keyfile, "private key", b"PRIVATE KEY-----")):
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            return f"{option} {path}: {exc.strerror or exc}"
+        if b"-----BEGIN " not in data or marker not in data:
+            return (f"{option} {path} holds no PEM {kind} (a '-----BEGIN ...{marker.decode()}' block; a DER "
+                    "file converts with `openssl x509 -inform der` or `openssl pkey -inform der`)")
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(str(tls.certfile), str(tls.keyfile), password=tls.keyfile_password)
+    except ssl.SSLError as exc:
+        if "KEY_VALUES_MISMATCH" in str(exc):
+            return (f"--ssl-keyfile {tls.keyfile} does not belong to the certificate in --ssl-certfile "
+                    f"{tls.certfile} (their public keys differ)")
+    except OSError:
+        pass
+    return None
+
+
 def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
                  metrics_port: int | None = None) -> uvicorn.Server:
     """The uvicorn server for ``gateway`` bound (for the ``Host`` rule) to ``host``; ``metrics_port`` is
@@ -122,7 +148,8 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
         config.load()
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
         reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
-        raise StartupError(f"cannot load the TLS certificate or key: {reason}") from None
+        why = _tls_problem(tls) if tls is not None else None
+        raise StartupError(f"cannot load the TLS certificate or key: {why or reason}") from None
     install_accept_error_filter()
     server = _GracefulServer(config)
     server.stopping = gateway.stopping

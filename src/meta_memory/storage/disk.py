@@ -22,7 +22,7 @@ from pathlib import Path
 from meta_memory.errors import AgentMemoryError
 
 __all__ = ["DiskSpace", "disk_space", "is_disk_full", "disk_full_error", "refuse_if_disk_full", "DEFAULT_MIN_FREE_MB",
-           "not_writable", "read_only_refusal"]
+           "not_writable", "read_only_refusal", "full_disk", "full_disk_refusal"]
 
 #: Default readiness floor of free space under the state directory (``[gateway] min_free_disk_mb``).
 DEFAULT_MIN_FREE_MB = 256
@@ -131,6 +131,22 @@ def not_writable(path: Path) -> str | None:
     if not os.access(path, os.W_OK):
         return "no write permission for this user"
     return None
+
+
+def full_disk(path: Path) -> DiskSpace | None:
+    """The :class:`DiskSpace` of the disk holding ``path`` when it is full (less than 1 MiB free: SQLite
+    cannot even create a database's side files there), else ``None``."""
+    space = disk_space(path)
+    return space if space is not None and space.free_bytes < _MIB else None
+
+
+def full_disk_refusal(state_dir: Path, space: DiskSpace, detail: str) -> str:
+    """The one-line refusal of a command that cannot open ``state_dir`` because its disk (``space``,
+    :func:`full_disk`) is full (``detail``: the failure as the OS or SQLite put it)."""
+    return (f"{space.describe()} is full ({detail}): meta-memory writes the state directory {state_dir} even "
+            "to read it (its lock, the databases' side files), so nothing was read and nothing was changed; its "
+            "files are not damaged by this. Free space on that disk, then retry (or copy the directory to a "
+            "disk with room, `cp -a`, and give the copy as --state-dir)")
 
 
 def read_only_refusal(state_dir: Path, why: str, detail: str) -> str:

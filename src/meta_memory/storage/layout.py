@@ -605,8 +605,18 @@ class StorageLayout:
                         "not damaged by this"),
             })
 
+        # on a full disk SQLite cannot create a database's side files, not even to read it: a database that
+        # cannot be opened there is judged by its header, and the disk is the finding (low_disk, below)
+        space = disk_space(self.state_dir) if writable else None  # read-only is not full (reported above)
+        full = space is not None and space.free_bytes < 1024 * 1024
+
         def check(path: Path) -> str | None:
-            return probe(path, full=thorough) if writable else header_problem(path)
+            if not writable:
+                return header_problem(path)
+            problem = probe(path, full=thorough)
+            if full and problem is not None and problem.startswith("cannot be"):
+                return header_problem(path)
+            return problem
 
         if self.ledger_path.is_file():
             try:
@@ -671,14 +681,17 @@ class StorageLayout:
                             "away, accepting the loss of what only it held"),
                 })
         floor = DEFAULT_MIN_FREE_MB if min_free_disk_mb is None else min_free_disk_mb
-        space = disk_space(self.state_dir) if writable else None  # read-only is not full (reported above)
-        if space is not None and (space.free_mb < floor or space.free_bytes < 1024 * 1024):
-            full = space.free_bytes < 1024 * 1024
+        if space is not None and (space.free_mb < floor or full):
             findings.append({
                 "kind": "low_disk", "severity": "error" if full else "warning", "paths": [space.mount],
-                "message": (f"{space.describe()}: " + ("full: every write is refused (reason disk_full); reads "
-                            "keep working" if full else f"below the floor of {floor} MiB ([gateway] min_free_disk_mb)")),
-                "fix": f"free space on the disk mounted at {space.mount} or grow it",
+                "message": (f"{space.describe()}: " + (
+                    "full: a running gateway refuses every write (reason disk_full) and keeps answering reads, "
+                    "but neither a gateway nor a command with --state-dir can start on the directory (SQLite "
+                    "cannot create the databases' side files, not even to read them); a database that cannot "
+                    "be opened here is checked by its header only" if full
+                    else f"below the floor of {floor} MiB ([gateway] min_free_disk_mb)")),
+                "fix": (f"free space on the disk mounted at {space.mount} or grow it"
+                        + ("; the databases are not damaged by this" if full else "")),
             })
         return findings
 

@@ -71,9 +71,15 @@ def _nbytes(text: str) -> int:
 def _tags(value: list[str] | None) -> list[str] | None:
     """The wire shape of a write's ``tags``: strings, none blank (the caps and the normalisation are the
     write planner's, :func:`~meta_memory.agent_memory.writes.app_record`)."""
-    if value is not None and any(not tag.strip() for tag in value):
-        raise ValueError("tags must contain only non-empty strings")
+    if value is not None:
+        _blank_tags_refused(value)
     return value
+
+
+def _blank_tags_refused(value: list[str]) -> None:
+    """Refuse a blank tag (empty, or whitespace only) in a write's ``tags`` or a listing's tag filter."""
+    if any(isinstance(tag, str) and not tag.strip() for tag in value):
+        raise ValueError("tags must contain only non-empty strings")
 
 
 class _FilterParams(IdentityParams):
@@ -354,6 +360,8 @@ class ListParams(_FilterParams):
     def _tags(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return None
+        # a blank tag is refused as a write's is: normalised away, it would widen the filter to every record
+        _blank_tags_refused(value)
         # a FieldError is a ValueError: raised as it is, so a rule about one tag names it (``tags.0``)
         return list(normalize_tags(value))
 
