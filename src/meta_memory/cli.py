@@ -59,37 +59,12 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
     unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback. A gateway
     process (not ``one_shot``) holds nothing but the runtime, so its recall index may freeze the heap
     after a large build (:func:`meta_memory.recall.lexical_index.settle_after_large_builds`)."""
-    from .errors import MetaError
     from .recall.lexical_index import settle_after_large_builds
-    from .runtime import Runtime
+    from .runtime import open_runtime
 
     if not one_shot:
         settle_after_large_builds()
-
-    from .storage.disk import full_disk, full_disk_refusal, not_writable, read_only_refusal
-
-    refused: StartupError | None = None
-    try:
-        return Runtime(config, state_dir, one_shot=one_shot)
-    except ConfigError:
-        raise
-    except StartupError as exc:  # e.g. a database that cannot open: reworded below when the disk is why
-        refused, detail = exc, _one_line(str(exc))
-    except MetaError as exc:
-        detail = _one_line(exc.message)
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        detail = f"{exc.strerror or exc}{where}"
-    # a read-only directory (read-only media, another user's files) says so, and how to read a copy
-    why = not_writable(state_dir) if state_dir.is_dir() else None
-    if why is not None:
-        raise StartupError(f"cannot start: {read_only_refusal(state_dir.resolve(), why, detail)}")
-    # so does a full disk: SQLite cannot create a database's side files there, not even to read it
-    if (space := full_disk(state_dir)) is not None:
-        raise StartupError(f"cannot start: {full_disk_refusal(state_dir.resolve(), space, detail)}")
-    if refused is not None:
-        raise refused
-    raise StartupError(f"cannot start: {detail}")
+    return open_runtime(config, state_dir, one_shot=one_shot)
 
 
 def _one_line(text: str) -> str:

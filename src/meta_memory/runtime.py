@@ -37,7 +37,7 @@ from .storage.lock import StateDirLock
 if TYPE_CHECKING:  # pragma: no cover
     from .portability.remote import ExportStreams
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "open_runtime"]
 
 log = logging.getLogger("meta_memory.runtime")
 
@@ -382,3 +382,36 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_runtime(config: MetaConfig, state_dir: Path, *, clock: Clock | None = None, one_shot: bool = False,
+                 recall_provider: object | None = None) -> Runtime:
+    """``Runtime(config, state_dir, ...)`` for the commands and the SDK's embedded handle, with a state
+    directory that cannot be opened (an unreachable PostgreSQL, a permission, a file in the path, a
+    read-only mount, a full disk) refused as one line: ``StartupError("cannot start: ...")``, which names a
+    read-only directory or a full disk (its mount and free space) as the cause when it is one (SQLite cannot
+    create a database's side files there, not even to read it). ``ConfigError`` passes unchanged."""
+    from .errors import ConfigError, MetaError, StartupError
+    from .storage.disk import full_disk, full_disk_refusal, not_writable, read_only_refusal
+    from .terminal import one_line
+
+    refused: StartupError | None = None
+    try:
+        return Runtime(config, state_dir, clock=clock, one_shot=one_shot, recall_provider=recall_provider)
+    except ConfigError:
+        raise
+    except StartupError as exc:  # e.g. a database that cannot open: reworded below when the disk is why
+        refused, detail = exc, one_line(str(exc))
+    except MetaError as exc:
+        detail = one_line(exc.message)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        detail = one_line(f"{exc.strerror or exc}{where}")
+    why = not_writable(state_dir) if state_dir.is_dir() else None
+    if why is not None:
+        raise StartupError(f"cannot start: {read_only_refusal(state_dir.resolve(), why, detail)}") from None
+    if (space := full_disk(state_dir)) is not None:
+        raise StartupError(f"cannot start: {full_disk_refusal(state_dir.resolve(), space, detail)}") from None
+    if refused is not None:
+        raise refused
+    raise StartupError(f"cannot start: {detail}") from None

@@ -28,7 +28,7 @@ from typing import Any, Union
 
 from ..clock import Clock
 from ..config import MetaConfig, parse_config
-from ..errors import ConfigError, MetaError, StartupError
+from ..errors import ConfigError, StartupError
 from ..limits import DEFAULT_MAX_ANSWER_BYTES
 from ..recall.custom import check_provider
 from .handle import AsyncMetaHandle, MetaHandle
@@ -220,7 +220,7 @@ class MetaBuilder:
         return parse_config(raw)
 
     def _gateway(self) -> Any:
-        from ..runtime import Runtime
+        from ..runtime import Runtime, open_runtime
         from ..server.gateway import Gateway
 
         custom = None if isinstance(self._recall_provider, str) else self._recall_provider
@@ -228,19 +228,10 @@ class MetaBuilder:
         state = self._state
         if state is not None and (state.is_file() or any(p.is_file() for p in state.parents)):
             raise StartupError(f"cannot start: persistent_state {state} is not a directory (a file holds its path)")
-        try:
-            runtime = Runtime(config, state, clock=self._clock, recall_provider=custom)
-        except OSError as exc:  # a part of the directory that is a file, a permission: one line, as the CLI says
-            where = f" ({exc.filename})" if exc.filename else ""
-            raise _on_full_disk(state, f"{exc.strerror or exc}{where}") or StartupError(
-                f"cannot start: {exc.strerror or exc}{where}") from None
-        except ConfigError:
-            raise
-        except (StartupError, MetaError) as exc:  # a database that cannot open: the disk may be why
-            full = _on_full_disk(state, str(exc))
-            if full is None:
-                raise
-            raise full from None
+        if state is None:
+            runtime = Runtime(config, None, clock=self._clock, recall_provider=custom)
+        else:
+            runtime = open_runtime(config, state, clock=self._clock, recall_provider=custom)
         return Gateway.for_runtime(runtime)
 
     def build(self) -> MetaHandle:
@@ -250,16 +241,6 @@ class MetaBuilder:
     def build_async(self) -> AsyncMetaHandle:
         """An embedded asynchronous handle."""
         return AsyncMetaHandle(EmbeddedTransport(self._gateway()))
-
-
-def _on_full_disk(state: Path | None, detail: str) -> StartupError | None:
-    """The refusal of a handle that could not open ``state`` because its disk is full, else ``None``."""
-    from ..storage.disk import full_disk, full_disk_refusal
-
-    space = full_disk(state) if state is not None else None
-    if space is None or state is None:
-        return None
-    return StartupError(f"cannot start: {full_disk_refusal(state.resolve(), space, detail)}")
 
 
 class Meta:
