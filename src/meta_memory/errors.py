@@ -44,6 +44,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, ClassVar
 
+from meta_memory.textfold import is_invisible
+
 __all__ = [
     "MetaError",
     "ParseError",
@@ -73,9 +75,16 @@ ECHO_CHARS = 64
 
 
 #: Characters a refusal never repeats as they are: control characters (a terminal's escape sequences),
-#: format characters (bidi overrides, zero-width and tag characters: text a reader does not see but a
-#: model reads), surrogates and line/paragraph separators.
-_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+#: surrogates, line/paragraph separators, private-use code points and unassigned ones (noncharacters among
+#: them: a font of one's own, or a byte each, carries text a reader does not see but a model reads), and
+#: every invisible character (:func:`meta_memory.textfold.is_invisible`: format characters such as bidi
+#: overrides, zero-width and tag characters, variation selectors, the combining grapheme joiner, blank fillers).
+_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp", "Co", "Cn"})
+
+
+def _unshown(ch: str) -> bool:
+    """Whether a refusal writes ``ch`` as its escape (:data:`_UNSHOWN_CATEGORIES`)."""
+    return unicodedata.category(ch) in _UNSHOWN_CATEGORIES or is_invisible(ch)
 
 
 def echo(name: str) -> str:
@@ -84,7 +93,7 @@ def echo(name: str) -> str:
     or controlling character among them written as its escape (``\\u202e``, ``\\x1b``), so a refusal
     carries no hidden text or terminal control back to a model, a log or a terminal."""
     head = name if len(name) <= ECHO_CHARS else name[:ECHO_CHARS]
-    shown = "".join(ch if unicodedata.category(ch) not in _UNSHOWN_CATEGORIES
+    shown = "".join(ch if not _unshown(ch)
                     else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
                           else f"\\U{ord(ch):08x}") for ch in head)
     return shown if len(name) <= ECHO_CHARS else shown + "..."

@@ -277,3 +277,23 @@ def test_a_steered_stewards_accept_of_a_tainted_proposal_is_gated_and_keeps_the_
     record = world.admin.result("meta/memory/panel/record", {"memory_id": approved["promoted_id"]})["record"]
     assert record["scope"] == {"scope": "mob", "realm": "default", "mob": MOB}
     assert record["trust"] == "agent_observed" and record["ever_quarantined"] is True
+
+
+def test_a_steered_stewards_rationale_keeps_no_credential(world: World) -> None:
+    """A steward's rationale is kept as an operator's is (the run's detail, the audit rows): a credential the
+    steered model writes into it is withheld, named by its secret class, as an operator's is refused."""
+    token = "ghp_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7d"  # a GitHub token's shape
+    out = world.host.result("meta/agent_memory/tool", {
+        "identity": ALICE, "session_key": uid("sess"), "mob": MOB,
+        "arguments": {"action": "propose_to_mob", "title": "Standup time", "body": "Standup moves to 9:30."}})
+    pid = out["text"].split(" as ", 1)[1].split(".", 1)[0]
+
+    def steered(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"proposal_verdicts": [{"proposal_id": p["proposal_id"], "verdict": "reject",
+                                       "rationale": f"checked with {token}"}
+                                      for p in payload.get("proposals", []) if p["proposal_id"] == pid]}
+
+    world.llm.decide = steered
+    report = world.admin.result("meta/memory/steward/dream", {})
+    assert [v for v in report["detail"]["verdicts"] if v["target"] == pid], report["detail"]
+    assert token not in str(report)

@@ -35,3 +35,19 @@ def test_a_refused_field_or_action_is_echoed_without_hidden_or_control_character
         answer = text(result)
         assert _unseen(answer) == [], answer
         assert "\\u202e" in answer and "\\x1b" in answer and "\\x0a" in answer  # named, not hidden
+
+
+# hidden text carried by characters that are no control or format character: a run of variation selectors
+# (one byte each), a private-use code point, a noncharacter, a Hangul filler and the combining grapheme joiner
+_SMUGGLED = "\U000e0101\U000e0142\ufe01\ue000\ufdd0\u3164\u034f"
+
+
+def test_a_refused_action_is_echoed_without_smuggled_selectors_or_private_use(tmp_path: Path) -> None:
+    async def scenario(s: ClientSession) -> list[Any]:
+        return [await s.call_tool("memory", {"action": f"recall{_SMUGGLED}"})]
+
+    for result in run_mcp(tmp_path / "state", scenario):
+        assert result.is_error is True
+        answer = text(result)
+        assert not set(_SMUGGLED) & set(answer), ascii(answer)
+        assert "\\U000e0101" in answer and "\\ue000" in answer and "\\u3164" in answer  # named, not hidden

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance
+from meta_memory.agent_memory.secrets import scan_text
 from meta_memory.limits import MAX_REASON_BYTES
 
 __all__ = [
@@ -111,13 +112,18 @@ def receipt(record: MemoryRecord) -> dict[str, Any]:
 def clip_rationale(text: str | None, limit: int = MAX_REASON_BYTES) -> str | None:
     """Trim ``text``; ``None`` when empty; cut to at most ``limit`` UTF-8 bytes (on a character boundary).
 
-    For rationales that come from a steward (an operator's over-long rationale is refused instead).
+    For rationales that come from a steward (an operator's over-long rationale is refused instead). A text
+    holding a credential (:func:`~meta_memory.agent_memory.secrets.scan_text`) is withheld, named by its
+    secret class (``[withheld: matches 'github-token']``), as an operator's is refused: a rationale is
+    durable (the dream's detail, the audit rows, every replay).
     """
     if text is None:
         return None
     text = text.strip()
     if not text:
         return None
+    if (secret_class := scan_text(text)) is not None:
+        return f"[withheld: matches '{secret_class}']"
     raw = text.encode("utf-8")
     if len(raw) <= limit:
         return text

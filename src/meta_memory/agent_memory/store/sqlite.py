@@ -144,8 +144,9 @@ MAX_IDLE_READERS = 2
 _TelemetryOp = tuple[str, Any]
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
-#: Tries of the WAL truncation after an erase (50 ms apart; each waits on readers up to ``busy_timeout``):
-#: another process's checkpoint holding SQLite's checkpointer lock answers busy at once.
+#: Tries of the WAL truncation after an erase (50 ms apart, all within one ``busy_timeout``, which each
+#: spends waiting on readers): another process's checkpoint holding SQLite's checkpointer lock answers busy
+#: at once.
 ERASE_TRUNCATE_ATTEMPTS = 5
 
 
@@ -1156,8 +1157,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                     if report.records:
                         db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
                     busy = 1
-                    for attempt in range(ERASE_TRUNCATE_ATTEMPTS):  # readers are waited on by busy_timeout
+                    # readers are waited on by busy_timeout: the tries together wait no longer than one
+                    # (the write lock is held meanwhile), so a reader that outlasts it ends the tries
+                    until = time.monotonic() + self.busy_timeout_ms / 1000
+                    for attempt in range(ERASE_TRUNCATE_ATTEMPTS):
                         if attempt:
+                            if time.monotonic() + 0.05 >= until:
+                                break
                             time.sleep(0.05)
                         busy = db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
                         if not busy:
