@@ -280,7 +280,8 @@ class _HttpCalls:
 
     A call's answer is read within bounds, whatever the server sends: its body, from the answer's start
     to its last byte, within ``timeout_s`` (httpx's own timeout is per read, so an answer that trickles a
-    byte at a time would hold the caller forever), at most ``max_answer_bytes`` of body
+    byte at a time would hold the caller forever; the deadline is checked as each piece arrives, and the
+    piece awaited then has its own ``timeout_s``: at worst twice ``timeout_s`` in all), at most ``max_answer_bytes`` of body
     (a declared ``Content-Length`` above it is refused before any byte is read), and JSON read strictly
     (:mod:`meta_memory.strict_json`) and no deeper than Python's reader can follow. Redirects are never
     followed (the bearer token goes to the URL given, and nowhere else)."""
