@@ -47,7 +47,6 @@ __all__ = [
     "MAX_LIST_LIMIT",
     "DEFAULT_MAX_BATCH_MS",
     "DEFAULT_MAX_RESPONSE_BYTES",
-    "DEFAULT_MAX_ANSWER_BYTES",
     "DEFAULT_MAX_BUFFERED_REQUEST_BYTES",
     "TOKENLESS_MAX_REQUEST_BYTES",
     "TOKENLESS_MAX_RESPONSE_BYTES",
@@ -77,11 +76,9 @@ DEFAULT_MAX_BATCH_MS: Final = 60_000
 
 #: ``[gateway] max_response_bytes``: the bytes of encoded answers one request (a call, or a whole batch) may
 #: produce. Above the largest answer one call can give: a ``meta/agent_memory/list`` page of 500 records
-#: whose 64 KiB bodies are all control characters (each escaped to six bytes) encodes to about 197 MB.
+#: whose 64 KiB bodies are all control characters (each escaped to six bytes) encodes to about 197 MB. Also the
+#: most bytes of one answer the SDK's HTTP clients read by default (``Meta.connect(..., max_answer_bytes=...)``).
 DEFAULT_MAX_RESPONSE_BYTES: Final = 256 * 1024 * 1024
-#: The most bytes of one answer the SDK's HTTP clients read (``Meta.connect(..., max_answer_bytes=...)``):
-#: the gateway's default ``max_response_bytes``, above the largest answer one call can give.
-DEFAULT_MAX_ANSWER_BYTES: Final = DEFAULT_MAX_RESPONSE_BYTES
 #: ``[gateway] max_buffered_request_bytes``: the request bodies (``POST /rpc``) one gateway holds at once,
 #: from the first byte read to the answer, summed over every connection.
 DEFAULT_MAX_BUFFERED_REQUEST_BYTES: Final = 64 * 1024 * 1024

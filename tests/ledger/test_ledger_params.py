@@ -16,7 +16,7 @@ from meta_memory.ledger.model import (
     parse_query_params,
     parse_stores_params,
 )
-from meta_memory.ledger.normalise import WHITESPACE
+from meta_memory.ledger.normalise import WHITESPACE, canonical_token, name_rule
 from meta_memory.rpc.params import rule_to_invalid_params
 
 BASE = {"entity": "identity:ops", "topic": "deployment", "fact": "Production deploys require approval."}
@@ -139,9 +139,10 @@ _TOKEN_TEXT = st.text(st.sampled_from([chr(c) for c in range(0x20)] + ["\x7f", "
 @settings(max_examples=300, deadline=None)
 @given(field=st.sampled_from(["entity", "topic"]), value=_TOKEN_TEXT)
 def test_entity_and_topic_refuse_control_characters_as_identities_do(field: str, value: str) -> None:
-    """The field rule: a non-blank token is refused exactly when a control character (U+0000..U+001F,
-    U+007F) is left after trimming, naming the field and the rule; leading or trailing whitespace
-    (tab, newline) is trimmed first, never refused."""
+    """The field rule: a non-blank token is refused naming the field when a control character (U+0000..U+001F,
+    U+007F) is left after trimming, with that rule; else when it breaks the name rule identities follow (a C1
+    control, a space other than U+0020, a line separator: it would read as another name), with that rule;
+    leading or trailing whitespace (tab, newline) is trimmed first, never refused."""
     params = {**BASE, field: value}
     trimmed = value.strip(WHITESPACE)
     if not trimmed:
@@ -149,5 +150,8 @@ def test_entity_and_topic_refuse_control_characters_as_identities_do(field: str,
     elif any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in trimmed):
         err = refusal(parse_index_params, params)
         assert (err.field, err.rule) == (field, f"{field} must not contain control characters (tab, newline, NUL, ...)")
+    elif any(ch in "\x85\u2028\u3000\xa0" for ch in trimmed):
+        err = refusal(parse_index_params, params)
+        assert err.field == field and err.rule == name_rule(field, canonical_token(value) or "") and err.rule.startswith(f"{field} must")
     else:
         assert getattr(parse_index_params(params), field) == value

@@ -29,7 +29,7 @@ from typing import Any, Union
 from ..clock import Clock
 from ..config import MetaConfig, parse_config
 from ..errors import ConfigError, StartupError
-from ..limits import DEFAULT_MAX_ANSWER_BYTES
+from ..limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..recall.custom import check_provider
 from .handle import AsyncMetaHandle, MetaHandle
 from .memory import InMemoryLedgerConfig, LocalJsonMemoryConfig
@@ -252,14 +252,14 @@ class Meta:
 
     @staticmethod
     def connect(url: str, *, token: str | None = None, timeout_s: float = 30.0,
-                max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> MetaHandle:
+                max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> MetaHandle:
         """A synchronous handle on a running gateway (``http://host:port``). Each call, answer included,
         takes at most ``timeout_s`` seconds and reads at most ``max_answer_bytes`` of answer."""
         return MetaHandle(HttpTransport(url, token=token, timeout_s=timeout_s, max_answer_bytes=max_answer_bytes))
 
     @staticmethod
     def connect_async(url: str, *, token: str | None = None, timeout_s: float = 30.0,
-                      max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> AsyncMetaHandle:
+                      max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> AsyncMetaHandle:
         """An asynchronous handle on a running gateway (the bounds of :meth:`connect`)."""
         return AsyncMetaHandle(AsyncHttpTransport(url, token=token, timeout_s=timeout_s,
                                                   max_answer_bytes=max_answer_bytes))

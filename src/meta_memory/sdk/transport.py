@@ -26,7 +26,7 @@ import httpx
 
 from .. import strict_json
 from ..errors import ConfigError, InternalError, InvalidParams, MetaError, from_jsonrpc
-from ..limits import DEFAULT_MAX_ANSWER_BYTES
+from ..limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -286,7 +286,7 @@ class _HttpCalls:
     (:mod:`meta_memory.strict_json`) and no deeper than Python's reader can follow. Redirects are never
     followed (the bearer token goes to the URL given, and nowhere else)."""
 
-    def __init__(self, url: str, timeout_s: float, max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+    def __init__(self, url: str, timeout_s: float, max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.url = _rpc_url(url)
         self.timeout_s = check_timeout(timeout_s)
         self.max_answer_bytes = check_answer_bytes(max_answer_bytes)
@@ -333,7 +333,7 @@ class HttpTransport(_HttpCalls):
     """JSON-RPC over HTTP with httpx. ``token`` is sent as ``Authorization: Bearer <token>``."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0,
-                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+                 max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         super().__init__(url, timeout_s, max_answer_bytes)
         self._client = httpx.Client(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
 
@@ -358,7 +358,7 @@ class AsyncHttpTransport(_HttpCalls):
     """Async JSON-RPC over HTTP with ``httpx.AsyncClient``."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0,
-                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
+                 max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         super().__init__(url, timeout_s, max_answer_bytes)
         self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
 
