@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz_support import METHODS, Fuzzed, check_response, kind_of, valid_params
+from meta_memory.errors import echo
 
 pytestmark = pytest.mark.gateway
 
@@ -78,7 +79,18 @@ def test_unknown_fields_are_refused_naming_them(fz: Fuzzed, method: str, name: s
         return
     params = {**valid_params(method), name: value}
     err = fz.call(method, params)["error"]
-    assert err["code"] == -32602 and err["data"].get("field") == name, (method, name, err)
+    # named as a refusal repeats a caller's name: invisible and controlling characters escaped (errors.echo)
+    assert err["code"] == -32602 and err["data"].get("field") == echo(name), (method, name, err)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_an_unknown_field_with_hidden_characters_is_named_escaped(fz: Fuzzed, method: str) -> None:
+    """Every method names an unknown member as every refusal repeats a caller's name: the unit separator and
+    a direction override come back as escapes, in the message and in ``data.field``."""
+    name = "x\x1fy\u202ez"
+    err = fz.call(method, {**valid_params(method), name: 1})["error"]
+    assert err["code"] == -32602 and err["data"].get("field") == "x\\x1fy\\u202ez", (method, err)
+    assert "\x1f" not in err["message"] and "\u202e" not in err["message"], (method, err)
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

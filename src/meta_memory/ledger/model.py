@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from meta_memory.agent_memory.fields import FieldError, hidden_text_rule, normalize_metadata
 from meta_memory.agent_memory.secrets import scan_values, secret_rule
+from meta_memory.errors import echo
 from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.normalise import (
     DEFAULT_STORE,
@@ -305,9 +306,12 @@ def _as_object(params: object) -> dict[str, Any]:
 
 
 def _refuse_unknown(params: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    """An unknown member refused naming it as every refusal repeats a caller's name (:func:`meta_memory.errors.echo`:
+    cut short, invisible and controlling characters escaped)."""
     for key in params:
         if key not in allowed:
-            raise LedgerValidationError(f"unknown field '{key}'", str(key))
+            name = echo(str(key))
+            raise LedgerValidationError(f"unknown field '{name}'", name)
 
 
 def _optional(params: dict[str, Any], key: str, kind: type, what: str) -> Any:
