@@ -44,7 +44,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, ClassVar
 
-from meta_memory.textfold import is_invisible
+from meta_memory.textfold import escape_char, is_invisible
 
 __all__ = [
     "MetaError",
@@ -93,9 +93,7 @@ def echo(name: str) -> str:
     or controlling character among them written as its escape (``\\u202e``, ``\\x1b``), so a refusal
     carries no hidden text or terminal control back to a model, a log or a terminal."""
     head = name if len(name) <= ECHO_CHARS else name[:ECHO_CHARS]
-    shown = "".join(ch if not _unshown(ch)
-                    else (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
-                          else f"\\U{ord(ch):08x}") for ch in head)
+    shown = "".join(escape_char(ch) if _unshown(ch) else ch for ch in head)
     return shown if len(name) <= ECHO_CHARS else shown + "..."
 
 

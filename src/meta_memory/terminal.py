@@ -40,7 +40,7 @@ from rich.style import Style
 from rich.text import Text
 
 from .mixed_script import describe, mixed_script_words, mixed_scripts, name_mark
-from .textfold import invisible_characters, is_invisible
+from .textfold import escape_char, invisible_characters, is_invisible
 
 __all__ = ["MARK_STYLE", "NAME_MARK_STYLE", "json_text", "legend", "marked_console", "name_text", "one_line", "printable",
            "text"]
@@ -88,10 +88,7 @@ def _shown_selector(match: re.Match[str]) -> bool:
 def _escape(match: re.Match[str]) -> str:
     if _shown_selector(match):
         return match.group()
-    code = ord(match.group())
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return escape_char(match.group())
 
 
 def printable(value: object, *, keep_lines: bool = True) -> str:

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 __all__ = [
     "BIDI_CONTROLS",
+    "escape_char",
     "INVISIBLE_FILLERS",
     "LOOK_ALIKE_LETTERS",
     "fold",
@@ -325,6 +326,15 @@ _DEFAULT_IGNORABLE = frozenset({
     0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2065, 0x3164, *range(0xFE00, 0xFE10),
     0xFFA0, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE1000),
 })
+
+
+def escape_char(char: str) -> str:
+    """``char`` written as its escape, as refusals and terminal output show a character they do not repeat:
+    ``\\x1b`` below U+0100, ``\\u202e`` in the Basic Multilingual Plane, ``\\U000e0041`` above it."""
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def is_invisible(char: str) -> bool:

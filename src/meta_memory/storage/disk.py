@@ -45,6 +45,12 @@ class DiskSpace:
         """Free space in whole MiB (rounded down)."""
         return self.free_bytes // _MIB
 
+    @property
+    def full(self) -> bool:
+        """Less than 1 MiB free: SQLite cannot even create a database's side files there (every write is
+        refused as ``disk_full``, and no gateway or command can open a state directory on it)."""
+        return self.free_bytes < _MIB
+
     def describe(self) -> str:
         """``the disk mounted at /var (12 MiB free of 2048 MiB)``."""
         return f"the disk mounted at {self.mount} ({self.free_mb} MiB free of {self.total_bytes // _MIB} MiB)"
@@ -137,7 +143,7 @@ def full_disk(path: Path) -> DiskSpace | None:
     """The :class:`DiskSpace` of the disk holding ``path`` when it is full (less than 1 MiB free: SQLite
     cannot even create a database's side files there), else ``None``."""
     space = disk_space(path)
-    return space if space is not None and space.free_bytes < _MIB else None
+    return space if space is not None and space.full else None
 
 
 def full_disk_refusal(state_dir: Path, space: DiskSpace, detail: str) -> str:

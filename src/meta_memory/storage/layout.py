@@ -608,7 +608,7 @@ class StorageLayout:
         # on a full disk SQLite cannot create a database's side files, not even to read it: a database that
         # cannot be opened there is judged by its header, and the disk is the finding (low_disk, below)
         space = disk_space(self.state_dir) if writable else None  # read-only is not full (reported above)
-        full = space is not None and space.free_bytes < 1024 * 1024
+        full = space is not None and space.full
 
         def check(path: Path) -> str | None:
             if not writable:
