@@ -25,6 +25,12 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
     whose call is not in the input is reported as untrusted server-tool content.
 
+  Only the outputs of the ``memory`` tool this ``AgentMemory`` made (:meth:`AgentMemory.tool`), known by
+  the call ids it ran (or, in ``on_tool_end``, by the tool object), are never reported. Any other tool
+  named ``memory`` -- a namespaced or MCP tool, a hosted MCP server's, another agent's in a history --
+  is classified like every tool (a ``memory`` output in a resumed conversation from an earlier process
+  included: it is judged by its name, or by the ``provenance`` argument's ``memory`` entry).
+
   A reporting failure (gateway unreachable, access denied) raises: the run stops rather than let a
   tool result reach the model unclassified.
 * **injection** (:meth:`AgentMemory.instructions`): dynamic instructions that append the recorder
@@ -200,7 +206,11 @@ class AgentMemory:
         self.protocol = protocol
         self._definition = memory_tool_definition()
         self.tool_name: str = self._definition["name"]
+        # call ids already reported, and those of this memory's own tool calls (marked as they run): the only
+        # outputs never classified are those of the memory tool instances :meth:`tool` made (by call id, or
+        # by the tool object when the SDK gives no call id); a foreign tool also named ``memory`` is reported
         self._reported: OrderedDict[str, None] = OrderedDict()
+        self._tools: list[weakref.ref[FunctionTool]] = []
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
@@ -356,9 +366,11 @@ class AgentMemory:
             out = await self.calls.tool(parsed)
             return out.text
 
-        return FunctionTool(name=self.tool_name, description=self._definition["description"],
+        made = FunctionTool(name=self.tool_name, description=self._definition["description"],
                             params_json_schema=self._definition["input_schema"], on_invoke_tool=invoke,
                             strict_json_schema=False)
+        self._tools = [ref for ref in self._tools if ref() is not None] + [weakref.ref(made)]
+        return made
 
     # -- injection --------------------------------------------------------------------------------
     def instructions(self, base: Instructions = None) -> Callable[[RunContextWrapper[Any], Agent[Any]], Awaitable[str]]:
@@ -416,14 +428,13 @@ class AgentMemory:
 
     # -- what the hooks do ------------------------------------------------------------------------
     async def tool_finished(self, context: Any, tool: Tool) -> None:
-        """A local tool finished (``on_tool_end``): report it unless it is the ``memory`` tool."""
+        """A local tool finished (``on_tool_end``): report it unless it is this memory's own ``memory`` tool
+        (a call :meth:`tool`'s instance ran, or that instance); another tool named ``memory`` (a namespaced
+        or MCP tool) is reported like any other."""
         call_id = getattr(context, "tool_call_id", None)
         name = getattr(tool, "name", None) or type(tool).__name__
-        if self._seen(call_id):
-            return
-        if name == self.tool_name:
-            self._mark(call_id)
-            return
+        if self._seen(call_id) or any(ref() is tool for ref in self._tools):
+            return  # reported already, or this memory's own tool (its call id is marked when it runs)
         await self.report(name, call_id=call_id if isinstance(call_id, str) else None,
                           provenance=self._provenance_of(name, tool))
 
@@ -448,7 +459,9 @@ class AgentMemory:
     async def model_input(self, items: Iterable[Any], agent: Any = None) -> None:
         """Before a model call (``on_llm_start``): report every tool output in the input not reported yet,
         by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
-        (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output)."""
+        (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output). Only the
+        outputs of calls this memory's own tool ran are skipped: an output of a ``memory`` call it did not
+        run (another agent's tool of that name, an earlier process's history) is reported too."""
         items = list(items)
         tools = {getattr(t, "name", None): t for t in (getattr(agent, "tools", None) or [])}
         names: dict[str, str] = {}
@@ -468,9 +481,7 @@ class AgentMemory:
             if self._seen(call_id):
                 continue
             name = names.get(call_id) if isinstance(call_id, str) else None
-            if name == self.tool_name:
-                self._mark(call_id)
-            elif name is None:  # an output whose call is not in the input: nothing attributes it
+            if name is None:  # an output whose call is not in the input: nothing attributes it
                 await self.report(f"unattributed {kind}", call_id=call_id, server_tool=True)
             else:
                 tool = tools.get(name)
