@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -161,12 +162,28 @@ def _unwrap(response: Any) -> Any:
     return response.get("result")
 
 
+def _close_dropped(runtime: Any) -> None:
+    """Close the runtime of an embedded transport collected without ``close()`` (its handle was dropped),
+    so its state directory is free again for another handle of the process. On the collecting thread,
+    unless that is a daemon thread (the runtime's own workers are): closing joins those workers, so it
+    runs on a thread of its own then and the directory is given up moments later."""
+    if threading.current_thread().daemon:
+        threading.Thread(target=runtime.close, name="meta-memory-close-dropped", daemon=True).start()
+    else:
+        runtime.close()
+
+
 class EmbeddedTransport:
-    """Calls the method table in-process (the runtime lives inside the host)."""
+    """Calls the method table in-process (the runtime lives inside the host).
+
+    The runtime stops on :meth:`close`, or when the transport (its handle) is garbage-collected without
+    it: a dropped handle does not keep its state directory locked until the process exits."""
 
     def __init__(self, gateway: Gateway, principal: Principal | None = None) -> None:
         self.gateway = gateway
         self.ctx = CallContext(principal=principal, transport="embedded")
+        self._finalizer = weakref.finalize(self, _close_dropped, gateway.runtime)
+        self._finalizer.atexit = False  # at exit the process's end releases the directory
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         return self.gateway.call(method, params, self.ctx)
@@ -175,6 +192,7 @@ class EmbeddedTransport:
         return await asyncio.to_thread(self.call, method, params)
 
     def close(self) -> None:
+        self._finalizer.detach()
         self.gateway.runtime.close()
 
 

@@ -69,11 +69,11 @@ class StateDirLock:
 
     @staticmethod
     def _refusal(state_dir: Path, pid: str | None, one_shot: bool) -> str:
-        if pid == str(os.getpid()):  # this process holds it: a handle built on it and not closed yet
+        if pid == str(os.getpid()):  # this process holds it: a handle built on it, still referenced, not closed
             return (f"the state directory {state_dir.resolve()} is already in use by another meta-memory runtime "
-                    f"of this process (pid {pid}): a handle built on it and not closed holds it until close() is "
-                    "called; close() the first handle (or build it in a `with` block) before building another, "
-                    "or share the one handle")
+                    f"of this process (pid {pid}): a handle built on it holds it until its close() is called or the "
+                    "handle is garbage-collected; close() the first handle (or build it in a `with` block) before "
+                    "building another, or share the one handle")
         who = f" (pid {pid})" if pid else ""
         instead = ("if it is a gateway, call it with --url instead of --state-dir, or stop it first for a command "
                    "that has no --url (import); if it is an MCP server "
