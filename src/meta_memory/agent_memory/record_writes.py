@@ -155,7 +155,8 @@ def remember_authored(store: AgentMemoryStore, realm: str, scope: Scope, record:
 def supersede(store: AgentMemoryStore, realm: str, scope: Scope, prior_id: str, record: NewMemoryRecord,
               author: Author, *, gate: WriteGate | None = None,
               expiry: int | None | KeepExpiry = KEEP_EXPIRY) -> MemoryRecord:
-    """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record.
+    """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record, or the
+    prior itself (its own id) when the new version would change nothing (:func:`writes.unchanged`).
 
     ``expiry`` as :func:`update`'s: by default the new version keeps the prior's ``expires_at_ms``
     (``record.expires_at_ms`` is not read). Refusals: ``record '<id>' does not exist`` (also for a record
@@ -174,8 +175,10 @@ def supersede(store: AgentMemoryStore, realm: str, scope: Scope, prior_id: str, 
 def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, title: str | None = None,
            body: str | None = None, tags: Iterable[str] | None = None, *,
            expiry: int | None | KeepExpiry = KEEP_EXPIRY,
-           metadata: Mapping[str, Any] | None = None) -> tuple[AgentMemoryRecord, str]:
-    """Application update of an identity record (author ``application``): ``(new record, superseded id)``.
+           metadata: Mapping[str, Any] | None = None) -> tuple[AgentMemoryRecord, str | None]:
+    """Application update of an identity record (author ``application``): ``(new record, superseded id)``,
+    or ``(current record, None)`` when the update changes nothing (:func:`writes.unchanged`: the same
+    title, body, tags, metadata, expiry and trust tier): nothing is written then.
 
     ``title``, ``body``, ``tags`` and ``metadata`` that are ``None`` keep the prior's value (read inside
     the write transaction, so a concurrent update cannot be half-merged); a ``metadata`` given replaces
@@ -195,7 +198,7 @@ def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, t
     with store.transaction(name) as tx:
         new = writes.supersede(tx, Scope.identity(name, identity), memory_id, revise, Author.application(),
                                store.gate)
-    return new.project(), memory_id
+    return new.project(), (None if new.id == memory_id else memory_id)
 
 
 @writes.single_write

@@ -60,6 +60,7 @@ from meta_memory.agent_memory.model import (
     Scope,
     StatusKind,
     TrustTier,
+    is_expired,
 )
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.validator import (
@@ -560,7 +561,9 @@ def _remember_attempt(
 def supersede(tx: WriteTx, scope: Scope, prior_id: str, make_record: Callable[[MemoryRecord], NewMemoryRecord],
               author: Author, gate: WriteGate | None) -> MemoryRecord:
     """In ``tx``: read ``prior_id``, check its scope, build the new version from it (``make_record``) with
-    ``author`` in its provenance, apply; returns the new version. Refusals: :class:`PriorNotFound`
+    ``author`` in its provenance, apply; returns the new version. A new version that would change nothing
+    (:func:`unchanged`) is not written: the prior is returned as it is, and no version, audit or history
+    row is added (a caller tells it by the returned id, the prior's own). Refusals: :class:`PriorNotFound`
     (``record '<id>' does not exist``, also for a record of another scope: the refusal does not reveal that the id exists elsewhere), then
     the validator's (an expired prior is not active)."""
     prior = tx.get(prior_id)
@@ -568,9 +571,34 @@ def supersede(tx: WriteTx, scope: Scope, prior_id: str, make_record: Callable[[M
         raise PriorNotFound(prior_id)
     record = make_record(prior)
     record = replace(record, provenance=replace(record.provenance, author=author))
-    batch = StagedBatch(realm=tx.realm, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
-    receipt = tx.apply(batch, gate=gate)
+    op = SupersedeOp(prior=prior_id, record=record)
+    if unchanged(prior, record, op.trust, tx.now_ms):
+        return prior
+    receipt = tx.apply(StagedBatch(realm=tx.realm, author=author, ops=(op,)), gate=gate)
     return receipt.records[receipt.results[0].memory_id]
+
+
+def unchanged(prior: MemoryRecord, record: NewMemoryRecord, trust: TrustTier, now_ms: int) -> bool:
+    """Whether superseding ``prior`` with ``record`` at ``trust`` changes nothing: ``prior`` is active and
+    unexpired at ``now_ms``, and ``record`` in canonical form (:func:`normalize_record`) has its title,
+    body, tags, kind, description and ``expires_at_ms``, the same ``trust`` tier, and metadata that is
+    the same JSON (``1`` and ``true`` differ). Provenance (author, evidence) is not compared: a version
+    that differs only there would hold and show the same content. A record whose fields break a rule is
+    never unchanged (the write refuses it)."""
+    if not prior.status.is_active or is_expired(prior.expires_at_ms, now_ms) or trust != prior.trust:
+        return False
+    try:
+        norm = normalize_record(record)
+    except FieldError:
+        return False
+    return ((norm.title, norm.body, norm.tags, norm.kind, norm.description, norm.expires_at_ms)
+            == (prior.title, prior.body, prior.tags, prior.kind, prior.description, prior.expires_at_ms)
+            and _canonical_json(norm.metadata) == _canonical_json(prior.metadata or {}))
+
+
+def _canonical_json(value: Any) -> str:
+    """``value`` as JSON text with sorted keys: two values with the same text are the same JSON."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def keeping_expiry(record: NewMemoryRecord, expiry: int | None | KeepExpiry) -> Callable[[MemoryRecord], NewMemoryRecord]:

@@ -283,8 +283,11 @@ class ForgetResult(Result):
 
 
 class UpdateResult(Result):
+    """``supersedes`` is ``None`` when the update changed nothing: ``memory_id`` and ``record`` are then the
+    current version's, and nothing was written."""
+
     memory_id: str
-    supersedes: str
+    supersedes: str | None
     record: WireRecord
 
 

@@ -232,7 +232,10 @@ class AgentMemoryService:
         """Supersede ``memory_id`` in ``identity``'s scope; omitted (``None``) fields keep the prior's
         values (a ``metadata`` object replaces the prior's whole). Expiry: ``ttl_s`` (seconds from now,
         1..``agent_memory.max_ttl_s``) sets the new version's ``expires_at_ms``; ``clear_expiry`` removes it
-        (the version never expires); neither keeps the prior's. Output ``{memory_id, supersedes, record}``.
+        (the version never expires); neither keeps the prior's. Output ``{memory_id, supersedes, record}``;
+        an update that changes nothing (the same title, body, tags, metadata, expiry and trust tier as the
+        current version) writes nothing and emits no event: ``memory_id`` and ``record`` are the current
+        version's, ``supersedes`` is ``None``.
         Raises ``AgentMemoryError`` when the prior does not exist, is not active (an expired record is not)
         or is in another scope, or when nothing is given."""
         expiry: int | None | KeepExpiry = KEEP_EXPIRY
@@ -242,8 +245,9 @@ class AgentMemoryService:
             expiry = None
         record, prior = record_writes.update(self.store, realm, identity, memory_id, title, body, tags,
                                              expiry=expiry, metadata=metadata)
-        self._event("memory.record.updated", identity,
-                    {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
+        if prior is not None:
+            self._event("memory.record.updated", identity,
+                        {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
 
     def forget(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:

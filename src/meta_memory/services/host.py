@@ -102,7 +102,7 @@ class QuarantineEventOps(StoreRecorderOps):
         memory_id, reason = super().supersede_authored(session, prior_id, record, author)
         if reason is not None:
             self._quarantined(session, memory_id, reason)
-        else:
+        elif memory_id != prior_id.strip():  # else nothing was written (an update to the same content)
             self._events.emit("memory.record.updated",
                               {"realm": session.realm, "record_id": memory_id, "supersedes": prior_id},
                               identity=session.identity)

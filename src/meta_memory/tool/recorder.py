@@ -68,6 +68,10 @@ _DUPLICATE: Final = (
     "Memory {id} already holds this content; nothing was stored or changed (a repeated remember never "
     "changes a record: its tags, kind and description stay as they are; use action update to change them)."
 )
+_UNCHANGED: Final = (
+    "Unchanged: memory {id} already holds this content; nothing was stored or changed (an update to the same "
+    "title, body, tags, kind, description and expiry writes no new version)."
+)
 _DUPLICATE_QUARANTINED: Final = (
     "Memory {id} already holds this content and is QUARANTINED pending review ({reason}); nothing was stored "
     "or changed. It will not be injected or recalled until a steward or operator promotes it."
@@ -136,7 +140,8 @@ class RecorderOps(Protocol):
         self, session: SessionRef, prior_id: str, record: RecordDraft, author: Any
     ) -> tuple[str, str | None]:
         """Supersede ``prior_id`` (must be in the identity scope) with ``record``.
-        Returns ``(new_memory_id, quarantine_reason | None)``. Raises
+        Returns ``(new_memory_id, quarantine_reason | None)``; ``(prior_id, None)`` when the new version
+        would change nothing (nothing is written: the tool answers that the record is unchanged). Raises
         :class:`~meta_memory.agent_memory.writes.PriorNotFound` for an id that is not a record of the
         identity scope (unknown, or another scope's): the tool answers it ``memory <id> was not found in
         your scope``, as a ``forget`` of such an id."""
@@ -291,6 +296,8 @@ class RecorderTool:
         if isinstance(action, UpdateAction):
             author = self._author_factory(session.identity)
             memory_id, reason = self._ops.supersede_authored(session, action.memory_id, action.record, author)
+            if reason is None and memory_id == action.memory_id.strip():
+                return ToolResult(_UNCHANGED.format(id=memory_id))
             text = self._written("Updated: new record", memory_id, reason)
             return ToolResult(text + _PRIOR_STAYS if reason else text)
         if isinstance(action, ForgetAction):
