@@ -96,7 +96,10 @@ export type ForgetResult = W.ForgetResult & Open;
  * or `clearExpiry: true` is required); a `metadata` object replaces the prior's whole (`{}` clears it).
  */
 export type UpdateParams = W.AgentMemoryUpdateParams;
-/** `memoryId` the new version's id, `supersedes` the id it replaced, `record` the new version. */
+/**
+ * `memoryId` the new version's id, `supersedes` the id it replaced, `record` the new version. An update that
+ * changes nothing writes nothing: `memoryId` and `record` are then the current version's, `supersedes` null.
+ */
 export type UpdateResult = W.UpdateResult & Open;
 /** `meta/agent_memory/list`: every tag must be held; `limit` 1..500 (default 100). */
 export type ListParams = Narrow<W.AgentMemoryListParams, { limit?: number }>;

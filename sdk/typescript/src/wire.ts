@@ -867,9 +867,13 @@ export interface UnlistedTool {
   count: number;
 }
 
+/**
+ * ``supersedes`` is ``None`` when the update changed nothing: ``memory_id`` and ``record`` are then the
+ * current version's, and nothing was written.
+ */
 export interface UpdateResult {
   memoryId: string;
-  supersedes: string;
+  supersedes: string | null;
   record: WireRecord;
 }
 

@@ -112,7 +112,8 @@ class _AgentMethods:
         keeps the prior's value (at least one of them, ``ttl_s`` or ``clear_expiry`` is required; a
         ``metadata`` object replaces the prior's whole, ``{}`` clears it). ``ttl_s`` gives the version a new
         expiry from now, ``clear_expiry=True`` none; neither keeps the prior's. The result names the new
-        ``memory_id`` and the one it ``supersedes``. ``meta/agent_memory/update``."""
+        ``memory_id`` and the one it ``supersedes``; an update that changes nothing writes nothing and
+        answers the current version (``supersedes`` ``None``). ``meta/agent_memory/update``."""
         return self._handle.update_agent_memory(self.identity, memory_id, title=title, body=body, tags=tags,
                                                 realm=self.realm, ttl_s=ttl_s, clear_expiry=clear_expiry,
                                                 metadata=metadata)

@@ -73,7 +73,8 @@ class AgentMemoryForgetResult(wire.ForgetResult, OpenModel):
 
 
 class AgentMemoryUpdateResult(wire.UpdateResult, OpenModel):
-    """``meta/agent_memory/update``: ``{memory_id, supersedes, record}`` (``record``: the new version as stored)."""
+    """``meta/agent_memory/update``: ``{memory_id, supersedes, record}`` (``record``: the new version as stored;
+    an update that changed nothing answers the current version with ``supersedes`` ``None``)."""
 
     model_config = OPEN
     record: AgentMemoryRecord
