@@ -50,12 +50,12 @@ def expiry_from_ttl(ttl_s: int | None, now_ms: int, cap_s: int, *, field: str = 
     layer); so does anything :func:`~meta_memory.agent_memory.fields.check_ttl_s` refuses."""
     if ttl_s is None:
         return None
+    if isinstance(ttl_s, int) and not isinstance(ttl_s, bool) and ttl_s > cap_s:
+        raise ValueRuleBroken(f"{field} must be at most {cap_s} seconds ({cap_key})", field)
     try:
-        check_ttl_s(ttl_s, field)
+        check_ttl_s(ttl_s, field, cap_s)  # the range named is the configured one, 1..cap_s
     except ValueError as exc:
         raise ValueRuleBroken(str(exc), field) from None
-    if ttl_s > cap_s:
-        raise ValueRuleBroken(f"{field} must be at most {cap_s} seconds ({cap_key})", field)
     return now_ms + ttl_s * 1000
 
 

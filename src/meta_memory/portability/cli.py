@@ -52,14 +52,18 @@ _config = click.option("--config", "config_path", type=click.Path(dir_okay=False
 
 @contextmanager
 def _progress(enabled: bool, label: str, total: int | None) -> Iterator[Any]:
-    if not enabled:
+    """A transient progress bar on stderr, drawn only when stderr is a terminal: off a terminal (a pipe, a log
+    file) rich would still end the bar with a bare newline, so nothing is drawn and nothing is written."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
         yield lambda n: None
         return
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=console, transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)
 

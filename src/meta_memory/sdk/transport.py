@@ -373,17 +373,31 @@ class HttpTransport(_HttpCalls):
 
 
 class AsyncHttpTransport(_HttpCalls):
-    """Async JSON-RPC over HTTP with ``httpx.AsyncClient``."""
+    """Async JSON-RPC over HTTP with ``httpx.AsyncClient``, one client per event loop: a client's pooled
+    connections belong to the loop that opened them, so a handle used again under another loop (a second
+    ``asyncio.run``, a test framework's loop per test) calls through a client of that loop instead of
+    failing in the first one's closed connections (``RuntimeError: Event loop is closed``)."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0,
                  max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         super().__init__(url, timeout_s, max_answer_bytes)
-        self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
+        self._headers = _bearer(token)  # a token no header can carry is refused here, before any loop runs
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary())
+
+    def _client(self) -> httpx.AsyncClient:
+        """The running loop's client, made at its first call on that loop."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers, follow_redirects=False)
+            self._clients[loop] = client
+        return client
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
         body = bytearray()
         try:
-            async with self._client.stream("POST", self.url, content=self._payload(method, params),
+            async with self._client().stream("POST", self.url, content=self._payload(method, params),
                                            headers=_JSON_HEADERS) as resp:
                 self._declared(resp)
                 deadline = time.monotonic() + self.timeout_s
@@ -394,7 +408,13 @@ class AsyncHttpTransport(_HttpCalls):
         return self._decode(resp, bytes(body))
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        """Close the running loop's client; another loop's (closed or not running here) is dropped: its
+        connections cannot be closed from this loop, and a closed loop's are gone with it."""
+        loop = asyncio.get_running_loop()
+        clients, self._clients = dict(self._clients), weakref.WeakKeyDictionary()
+        for owner, client in clients.items():
+            if owner is loop:
+                await client.aclose()
 
 
 class StdioTransport:

@@ -10,7 +10,8 @@ only reports what it would do. It refuses to touch a leftover ``.tmp`` stage
 of an interrupted write, a ``memory-ledger-state.json`` already present, or a predecessor file
 the ledger cannot read (not valid JSON, an entry of the wrong shape): adopted, it would block every
 start.
-Run it with every gateway on the directory stopped.
+Run it with every gateway on the directory stopped: ``apply`` takes the directory's lock, so a runtime
+holding it refuses the adoption (nothing renamed), as it refuses a second runtime.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from meta_memory.errors import StartupError
 from meta_memory.storage.layout import StorageLayout
+from meta_memory.storage.lock import held_in_place
 
 __all__ = ["AdoptReport", "adopt_predecessor"]
 
@@ -78,7 +80,8 @@ def adopt_predecessor(state_dir: Path, apply: bool) -> AdoptReport:
             exists; ``memory-ledger-state.json`` already exists beside the
             predecessor file; the predecessor file is not a ledger this runtime reads (unreadable,
             not valid JSON, an entry of the wrong shape: the message names why). Raised with and
-            without ``apply``; nothing is renamed.
+            without ``apply``; nothing is renamed. With ``apply``, also: another process (a gateway, an SDK
+            handle, an MCP server) holds the directory (the lock's refusal, naming its pid).
         OSError: the rename or the directory fsync failed.
     """
     layout = StorageLayout(Path(state_dir))
@@ -87,6 +90,19 @@ def adopt_predecessor(state_dir: Path, apply: bool) -> AdoptReport:
     base = {"state_dir": str(layout.state_dir), "source": str(source), "target": str(target)}
     if not layout.state_dir.is_dir():
         raise StartupError(f"state directory {layout.state_dir} does not exist or is not a directory")
+    if not apply:
+        return _examine(layout, base, apply=False)
+    # the rename happens under the directory's lock, as every command that changes a state directory holds
+    # it: a gateway running on it keeps its own ledger in memory and its next write would replace the
+    # adopted file, losing every assertion in it
+    with held_in_place(layout.state_dir):  # no lock file created, no mode changed: adoption is byte for byte
+        return _examine(layout, base, apply=True)
+
+
+def _examine(layout: StorageLayout, base: dict[str, str], *, apply: bool) -> AdoptReport:
+    """:func:`adopt_predecessor` past its directory check (the caller holds the lock when ``apply``)."""
+    source = layout.predecessor_ledger_path
+    target = layout.ledger_path
     if not source.is_file():
         return AdoptReport(
             **base,

@@ -19,12 +19,14 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import StartupError
 from .perms import PRIVATE_FILE_MODE, private_dir, tighten_state_dir
 
-__all__ = ["StateDirLock", "LOCK_FILE", "ONE_SHOT_WAIT_S"]
+__all__ = ["StateDirLock", "LOCK_FILE", "ONE_SHOT_WAIT_S", "held_in_place"]
 
 LOCK_FILE = "meta-memory.lock"
 #: How long a one-shot command waits for another one-shot command to release the directory.
@@ -123,3 +125,42 @@ class StateDirLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+@contextmanager
+def held_in_place(state_dir: Path) -> Iterator[None]:
+    """Hold ``state_dir`` for a one-shot change that leaves the directory as it found it otherwise (no lock
+    file created, no file's mode tightened), e.g. adopting a predecessor's ledger byte for byte.
+
+    When ``<state_dir>/meta-memory.lock`` exists it is locked as :class:`StateDirLock` locks it for a
+    one-shot (another one-shot waited for up to :data:`ONE_SHOT_WAIT_S`); when it does not, no runtime holds
+    the directory (every runtime creates it) and nothing is locked.
+
+    Raises:
+        StartupError: another process holds the directory (the refusal :class:`StateDirLock` gives).
+    """
+    path = state_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + ONE_SHOT_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                words = path.read_text(encoding="utf-8", errors="replace").split()
+                pid = words[0] if words and words[0].isdigit() else None
+                one_shot = pid is not None and words[1:] == [_ONE_SHOT_MARK]
+                if time.monotonic() < deadline and (one_shot or pid is None):
+                    time.sleep(0.05)
+                    continue
+                waited = one_shot or pid is None
+                raise StartupError(StateDirLock._busy(state_dir, pid) if waited
+                                   else StateDirLock._refusal(state_dir, pid, True)) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

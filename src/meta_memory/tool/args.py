@@ -39,7 +39,7 @@ from meta_memory import strict_json
 from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
 from meta_memory.errors import echo
 from meta_memory.integrations.langgraph_items import TAG_PREFIX as ITEM_TAG_PREFIX
-from meta_memory.limits import MAX_MEMORY_ENTRIES
+from meta_memory.limits import MAX_MEMORY_ENTRIES, MAX_TTL_S
 from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
     ACTIONS,
@@ -174,9 +174,13 @@ class _Arguments(BaseModel):
 
     @field_validator("ttl_s", mode="before")
     @classmethod
-    def _ttl_s(cls, value: object) -> object:
+    def _ttl_s(cls, value: object, info: ValidationInfo) -> object:
+        # the range named is the one this tool takes (``agent_memory.tool_max_ttl_s``, handed in by
+        # ``parse_arguments``), never the installation's wider caller cap: a model told "1 to 100 years"
+        # would only be refused again
+        context = info.context if isinstance(info.context, Mapping) else {}
         try:
-            return check_ttl_s(value, "`ttl_s`")
+            return check_ttl_s(value, "`ttl_s`", context.get("max_ttl_s", MAX_TTL_S))
         except ValueError as exc:
             raise ToolArgumentError(str(exc)) from None
 
@@ -384,11 +388,13 @@ def _tool_error(exc: ValidationError) -> ToolArgumentError:
     return ToolArgumentError(f"`{where}` is invalid")  # pragma: no cover
 
 
-def parse_arguments(arguments: object) -> ToolAction:
+def parse_arguments(arguments: object, *, max_ttl_s: int = MAX_TTL_S) -> ToolAction:
     """Parse the model's ``memory`` tool arguments (rules in the module docstring).
 
     Args:
         arguments: the decoded JSON arguments (a ``dict``), or their JSON text.
+        max_ttl_s: the longest ``ttl_s`` this tool takes, seconds (``agent_memory.tool_max_ttl_s``); a
+            ``ttl_s`` outside ``1..max_ttl_s`` is refused naming that range.
 
     Returns:
         One typed action: the action's model (:data:`ACTION_MODELS`).
@@ -406,6 +412,6 @@ def parse_arguments(arguments: object) -> ToolAction:
     if action not in ACTIONS:
         raise ToolArgumentError(f"unknown action '{echo(str(action))}' ({_EXPECTED_ACTIONS})")
     try:
-        return ACTION_MODELS[action].model_validate(dict(args))
+        return ACTION_MODELS[action].model_validate(dict(args), context={"max_ttl_s": max_ttl_s})
     except ValidationError as exc:
         raise _tool_error(exc) from None

@@ -261,7 +261,7 @@ class RecorderTool:
             except ValueError as exc:
                 raise InvalidParams(str(exc), "mob") from None
         try:
-            action = parse_arguments(arguments)
+            action = parse_arguments(arguments, max_ttl_s=self._max_ttl_s)
         except ToolArgumentError as exc:
             return ToolResult(exc.message, is_error=True)
         try:

@@ -23,7 +23,6 @@ from pydantic import (
 
 from ...agent_memory.fields import (
     FieldError,
-    check_ttl_s,
     memory_id_ref,
     normalize_tags,
 )
@@ -153,9 +152,14 @@ class DerivedParams(Params):
 
 
 def _ttl_s(value: Any) -> int | None:
-    """``ttl_s?``: seconds until the record expires, an integer 1..``MAX_TTL_S`` (the configured
-    ``agent_memory.max_ttl_s`` is checked by the service, naming the cap)."""
-    return check_ttl_s(value)
+    """``ttl_s?``: seconds until the record expires, an integer (a bool, a float or a string is none). Its
+    range, ``1..agent_memory.max_ttl_s``, is checked by the service, which knows the configured cap and
+    names it: a refusal here would name the 100-year ceiling to a caller of a gateway capped lower."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("ttl_s must be an integer number of seconds")
+    return value
 
 
 class _TtlParams(Params):

@@ -1,0 +1,46 @@
+"""``meta-memory storage-adopt-predecessor --apply`` on a state directory a runtime holds is refused, as a
+second runtime is: the runtime keeps its own ledger in memory, so its next write would replace the adopted
+file and lose every assertion in it. Nothing is renamed; once the runtime is closed the adoption goes
+through and the next runtime reads the adopted assertions. Driven through the ``meta-memory`` command
+beside an embedded SDK handle on the same directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from meta_memory import Meta
+from support import meta_memory_cli
+
+PREDECESSOR = {
+    "assertions": [{"assertion_id": "memory-assert-000009", "entity": "identity:ops", "topic": "deployment",
+                    "store": "knowledge_graph", "fact": "Production deploys require approval.",
+                    "metadata": None, "indexed_at_ms": 1_690_000_000_000}],
+    "conflicts": [],
+}
+
+
+def test_adoption_is_refused_while_a_runtime_holds_the_directory(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    predecessor = state / "elephant-memory-state.json"
+    with Meta.builder().persistent_state(state).build() as meta:
+        predecessor.write_text(json.dumps(PREDECESSOR))  # brought in while the runtime runs
+        held = meta_memory_cli("storage-adopt-predecessor", "--state-dir", str(state), "--apply")
+        assert held.returncode == 1, (held.stdout, held.stderr)
+        assert b"is already in use by another meta-memory runtime" in held.stderr, held.stderr
+        assert predecessor.is_file() and not (state / "memory-ledger-state.json").exists()
+        meta.memory_index("identity:ops", "release", fact="Releases ship on Tuesdays.")
+    # the runtime's own write landed; adopting now meets it and is refused, the runtime's ledger kept
+    after = meta_memory_cli("storage-adopt-predecessor", "--state-dir", str(state), "--apply")
+    assert after.returncode == 1 and b"already exists beside" in after.stderr, after.stderr
+    assert "Releases ship on Tuesdays." in (state / "memory-ledger-state.json").read_text()
+
+    fresh = tmp_path / "fresh"
+    with Meta.builder().persistent_state(fresh).build():
+        (fresh / "elephant-memory-state.json").write_text(json.dumps(PREDECESSOR))
+        assert meta_memory_cli("storage-adopt-predecessor", "--state-dir", str(fresh), "--apply").returncode == 1
+    done = meta_memory_cli("storage-adopt-predecessor", "--state-dir", str(fresh), "--apply")
+    assert done.returncode == 0, done.stderr
+    with Meta.builder().persistent_state(fresh).build() as meta:
+        facts = [a.fact for a in meta.memory_query("approval").assertions]
+    assert facts == ["Production deploys require approval."]
