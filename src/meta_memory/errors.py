@@ -87,14 +87,15 @@ def _unshown(ch: str) -> bool:
     return unicodedata.category(ch) in _UNSHOWN_CATEGORIES or is_invisible(ch)
 
 
-def echo(name: str) -> str:
-    """``name`` as a refusal may repeat it: its first :data:`ECHO_CHARS` characters, ``...`` after them
-    when it is longer (a caller's name may be megabytes long; the answer stays small), every invisible
-    or controlling character among them written as its escape (``\\u202e``, ``\\x1b``), so a refusal
-    carries no hidden text or terminal control back to a model, a log or a terminal."""
-    head = name if len(name) <= ECHO_CHARS else name[:ECHO_CHARS]
+def echo(name: str, limit: int = ECHO_CHARS) -> str:
+    """``name`` as a refusal may repeat it: its first ``limit`` characters (:data:`ECHO_CHARS` unless a
+    caller quotes more, such as a whole rule), ``...`` after them when it is longer (a caller's name may be
+    megabytes long; the answer stays small), every invisible or controlling character among them written as
+    its escape (``\\u202e``, ``\\x1b``, ``\\U000f0000``: :func:`~meta_memory.textfold.escape_char`), so a
+    refusal carries no hidden text or terminal control back to a model, a log or a terminal."""
+    head = name if len(name) <= limit else name[:limit]
     shown = "".join(escape_char(ch) if _unshown(ch) else ch for ch in head)
-    return shown if len(name) <= ECHO_CHARS else shown + "..."
+    return shown if len(name) <= limit else shown + "..."
 
 
 class ValueRuleBroken(Exception):

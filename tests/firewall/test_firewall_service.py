@@ -77,3 +77,17 @@ def test_quarantined_posture_through_the_facade() -> None:
     author = {"author": "agent", "identity": "a:1"}
     assert fw.gate.quarantine_reason(author, realm="default") == "llm_writes=quarantined policy"
     assert fw.gate.quarantine_reason({"author": "application"}, realm="default") is None
+
+
+def test_a_refused_sources_rule_is_shown_as_every_refusal_shows_a_callers_text() -> None:
+    """The taint source quotes its rule through the one escape refusals use: a character beyond the Basic
+    Multilingual Plane is its full ``\\U`` escape (not five hex digits after ``\\u``), a control character its
+    ``\\x`` one, and a long rule is cut with ``...``."""
+    from meta_memory.errors import echo
+    from meta_memory.firewall.service import MAX_REFUSAL_RULE_CHARS, refused_source
+
+    shown = refused_source("provenance", "k\U000f0041\x1b[2J\u202e unknown")
+    assert shown == "tool result refused: provenance: k\\U000f0041\\x1b[2J\\u202e unknown", shown
+    long = refused_source(None, "r" * (MAX_REFUSAL_RULE_CHARS + 5))
+    assert long == "tool result refused: " + "r" * MAX_REFUSAL_RULE_CHARS + "...", long
+    assert refused_source(None, "x\u200by") == "tool result refused: " + echo("x\u200by")

@@ -18,6 +18,7 @@ from typing import Any
 
 from meta_memory.agent_memory.secrets import scan_text
 from meta_memory.clock import Clock
+from meta_memory.errors import echo
 from meta_memory.events.bus import EventSink
 from meta_memory.firewall.classify import (
     Classification,
@@ -32,7 +33,6 @@ from meta_memory.identity import logical_identity
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
 from meta_memory.session_state.store import UNREPORTED_SOURCE
-from meta_memory.textfold import is_invisible
 
 __all__ = [
     "TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict", "UnlistedTools",
@@ -302,12 +302,10 @@ MAX_REFUSAL_RULE_CHARS = 160
 def refused_source(field: str | None, rule: str) -> str:
     """The taint source of a refused tool-result report: ``tool result refused: <rule>`` (``<field>: <rule>``
     when the rule does not start with its field). The rule may quote what the caller sent (an unknown
-    member's name): control and invisible characters are shown as ``\\uXXXX`` escapes and it is cut to
-    :data:`MAX_REFUSAL_RULE_CHARS` characters."""
+    member's name): it is shown as every refusal repeats a caller's text (:func:`meta_memory.errors.echo`:
+    invisible and controlling characters as escapes), cut to :data:`MAX_REFUSAL_RULE_CHARS` characters."""
     said = rule if field is None or rule.startswith(field) else f"{field}: {rule}"
-    cut = said[:MAX_REFUSAL_RULE_CHARS] + ("…" if len(said) > MAX_REFUSAL_RULE_CHARS else "")
-    shown = "".join(ch if ch.isprintable() and not is_invisible(ch) else f"\\u{ord(ch):04x}" for ch in cut)
-    return f"tool result refused: {shown}"
+    return f"tool result refused: {echo(said, MAX_REFUSAL_RULE_CHARS)}"
 
 
 def content_trust_warning(policy: ContentTrustPolicy, unlisted: list[str] | None = None, other: int = 0) -> str | None:
