@@ -12,10 +12,16 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
+from meta_memory.agent_memory.store.pg_schema import fts_row
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.recall.fts import match_expression
+from meta_memory.recall.text import index_text, normalize, query_terms, token_set, tokens
+from support import realm_db
 
 ME = "lead:main"
 
@@ -76,3 +82,135 @@ def test_an_index_written_by_an_older_tokeniser_is_rebuilt_at_open(tmp_path: Pat
             expr = match_expression(query)
             assert expr is not None
             assert [v.memory_id for v, _ in store.search("default", scope, expr, 10)] == [rec.memory_id], query
+
+
+# -- single digits and single capital letters ------------------------------------------------------
+
+LEVELS = {
+    "level 2": ("Deploy", "Deploy the build to level 2 of the staging ladder."),
+    "level 3": ("Deploy", "Deploy the build to level 3 of the staging ladder."),
+    "room 5": ("Meeting", "The review meets in room 5 on the first floor."),
+    "room 7": ("Meeting", "The review meets in room 7 on the first floor."),
+    "plan B": ("Fallback", "If the vendor slips we switch to plan B and ship the lite build."),
+    "plan C": ("Fallback", "If the vendor slips we switch to plan C and ship the lite build."),
+    "vitamin D": ("Supplements", "Takes vitamin D every morning."),
+    "vitamin C": ("Supplements", "Takes vitamin C every morning."),
+    "R": ("Languages", "The analysts write R for the reports."),
+    "C": ("Languages", "The analysts write C for the reports."),
+    "level ٣": ("Deploy", "Deploy the build to level ٣ of the staging ladder."),
+}
+
+#: query -> the record it must rank first (and alone among the records that differ only by that word)
+RANKED_FIRST = {
+    "level 3": "level 3", "level 2": "level 2", "3": "level 3", "room 5": "room 5", "room 7": "room 7",
+    "plan B": "plan B", "plan C": "plan C", "vitamin C": "vitamin C", "vitamin D": "vitamin D",
+    "analysts write R": "R", "analysts write C": "C", "٣": "level ٣", "level ٣": "level ٣",
+}
+
+
+def _remember_levels(gateway: Any) -> dict[str, str]:
+    return {name: gateway.result("meta/agent_memory/remember", {"identity": ME, "title": title, "body": body})["memory_id"]
+            for name, (title, body) in LEVELS.items()}
+
+
+def test_a_single_digit_or_capital_letter_ranks_its_record_first(backend_gateway: Any) -> None:
+    ids = _remember_levels(backend_gateway)
+    for query, name in RANKED_FIRST.items():
+        found, skip = _ids(backend_gateway, query)
+        assert skip is None and found, (query, skip)
+        assert found[0] == ids[name], (query, found)
+    found, _ = _ids(backend_gateway, "3")  # the digit alone: only the record that holds it
+    assert found == [ids["level 3"]]
+    # "A" and "I" alone are English words, not names; a lower-case single letter is not searched either
+    for query in ("A I", "a b c", "b"):
+        assert _ids(backend_gateway, query) == ([], "no_query_terms"), query
+
+
+def _fts_fingerprint_of_version(version: int) -> str:
+    """The full-text index fingerprint a release with ``fts.INDEX_VERSION == version`` recorded."""
+    from meta_memory.agent_memory.store import schema
+    from meta_memory.recall import fts
+
+    current = fts.INDEX_VERSION
+    try:
+        fts.INDEX_VERSION = version  # type: ignore[misc]
+        return schema.fts_fingerprint()
+    finally:
+        fts.INDEX_VERSION = current  # type: ignore[misc]
+
+
+def test_a_realm_indexed_without_single_digits_is_reindexed_at_open(gateway_factory: Any) -> None:
+    gw = gateway_factory()
+    ids = _remember_levels(gw)
+    gw.stop()
+    # What the release before single digits left (full-text index version 5): the same rows without their
+    # one-character tokens, under that release's fingerprint.
+    conn = sqlite3.connect(realm_db(gw.state_dir))
+    conn.execute("UPDATE schema_migrations SET name = ? WHERE domain = 'records-fts'",
+                 (f"fts-{_fts_fingerprint_of_version(5)}",))
+    rows = conn.execute("SELECT rid, title, body FROM records WHERE status_kind = 'active'").fetchall()
+    conn.execute("DELETE FROM records_fts")
+
+    def old(text: str) -> str:
+        return " ".join(t for t in index_text(text).split() if len(t) > 1)
+
+    conn.executemany("INSERT INTO records_fts(rowid, title, body, tags) VALUES (?, ?, ?, '')",
+                     [(rid, old(title), old("\n" + body)) for rid, title, body in rows])
+    conn.commit()
+    assert conn.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH '\"3\"'").fetchone() == (0,)
+    conn.close()
+    gw = gateway_factory(gw.state_dir)
+    found, skip = _ids(gw, "3")
+    assert (found, skip) == ([ids["level 3"]], None)
+    assert _ids(gw, "level 3")[0][0] == ids["level 3"]
+    assert _ids(gw, "plan B")[0][0] == ids["plan B"]
+
+
+# -- both sides agree on texts holding digits -------------------------------------------------------
+
+#: Single decimal digits of several scripts (ASCII, Arabic-Indic, Devanagari, fullwidth...) and compatibility
+#: digits NFKC maps onto ASCII ones (superscript, circled).
+_DIGITS = st.characters(categories=("Nd",)) | st.sampled_from(list("0123456789²³①⑨"))
+_LETTERS = st.characters(categories=("Lu", "Ll", "Lo"))
+_PIECES = st.one_of(_DIGITS, st.text(alphabet=_LETTERS | _DIGITS, min_size=1, max_size=8))
+_SEPARATORS = st.sampled_from([" ", "  ", ", ", ". ", "-", "_", ":", "/", "\n", "(", ")", "#", "'"])
+
+
+@st.composite
+def _texts_with_digits(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A text of words and lone digits, with the lone digits written in it as words of their own."""
+    pieces = draw(st.lists(_PIECES, min_size=1, max_size=10))
+    digits = draw(st.lists(_DIGITS, min_size=1, max_size=3))
+    words = pieces + digits
+    order = draw(st.permutations(words))
+    seps = draw(st.lists(_SEPARATORS, min_size=len(order), max_size=len(order)))
+    text = "".join(w + (" " if w in digits else sep) for w, sep in zip(order, seps, strict=True))
+    return text, digits
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts_with_digits())
+def test_query_and_index_sides_agree_on_texts_with_digits(case: tuple[str, list[str]]) -> None:
+    text, digits = case
+    index = token_set(text)
+    assert set(query_terms(text)) <= index  # every term a query of the text asks is indexed for it
+    for digit in digits:  # each lone digit is a term and finds the text
+        assert query_terms(digit) == [normalize(digit)], digit
+        assert normalize(digit) in index, digit
+    assert index_text(text).split() == tokens(text)  # the column FTS5 and the in-process index read
+    lexemes, _, ntok = fts_row(text, "", text, [])  # PostgreSQL's row: the same tokens
+    assert set(lexemes) == index and ntok == 2 * len(tokens(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.characters(categories=("Lu",)), st.text(alphabet=_LETTERS, min_size=3, max_size=10))
+def test_a_capital_letter_written_alone_is_a_term_on_both_sides(letter: str, word: str) -> None:
+    text = f"{word} {letter}"
+    name = normalize(letter)
+    if name in ("a", "i"):  # English words, not names ("A", "I", and their fullwidth or Turkish spellings)
+        assert token_set(f"plan {letter}") == {"plan"} and query_terms(letter) == []
+        return
+    assume(len(name) == 1 and name.isalpha())  # not a letter NFKC and case folding spell as two ("Ǆ": "dž")
+    assert query_terms(letter) == [name] and name in token_set(text)
+    assert set(query_terms(text)) <= token_set(text)
+    assert query_terms(name) == [] or name.isupper()  # written in lower case it is not a term
