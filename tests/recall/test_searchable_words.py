@@ -2,26 +2,37 @@
 
 Short alphanumeric words (``S3``, ``AI``, ``Q3``, ``v2``, ``Go``, ``UK``), Turkish dotted and dotless
 i, a single CJK character, an emoji: each finds the record it is written in over HTTP, while
-stopword-only queries still answer ``no_query_terms``. A realm file whose full-text index was
-written by an older tokeniser is re-indexed at its next open.
+stopword-only queries still answer ``no_query_terms``. A single digit (``level 3``) and a single letter
+written in capitals (``plan B``, but ``A`` and ``I``) rank their record first, on SQLite and PostgreSQL. A
+realm file (or PostgreSQL schema) whose full-text index was written by an older tokeniser is re-indexed at
+its next open. Properties: the query side's terms are the index side's tokens for any text holding digits,
+in the FTS5 column and in PostgreSQL's row alike.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
+from meta_memory.agent_memory.store import pg_schema, schema
+from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.agent_memory.store.pg_schema import fts_row
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
+from meta_memory.recall import fts
+from meta_memory.recall import text as recall_text
 from meta_memory.recall.fts import match_expression
 from meta_memory.recall.text import index_text, normalize, query_terms, token_set, tokens
-from support import realm_db
+from support import realm_db, write_config
 
 ME = "lead:main"
 
@@ -126,44 +137,68 @@ def test_a_single_digit_or_capital_letter_ranks_its_record_first(backend_gateway
         assert _ids(backend_gateway, query) == ([], "no_query_terms"), query
 
 
-def _fts_fingerprint_of_version(version: int) -> str:
-    """The full-text index fingerprint a release with ``fts.INDEX_VERSION == version`` recorded."""
-    from meta_memory.agent_memory.store import schema
-    from meta_memory.recall import fts
+@contextmanager
+def _index_version_5(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This code writing full-text rows as the release of index version 5 did: no token of one character but a
+    CJK character or an emoji (no digit, no capital letter alone), and the index recorded at version 5."""
+    with monkeypatch.context() as patch:
+        index_text = recall_text.index_text
+        patch.setattr(recall_text, "index_text", lambda text: " ".join(
+            t for t in index_text(text).split() if len(t) > 1 or recall_text.is_cjk(t) or not t.isalnum()))
+        patch.setattr(fts, "INDEX_VERSION", 5)
+        yield
 
-    current = fts.INDEX_VERSION
-    try:
-        fts.INDEX_VERSION = version  # type: ignore[misc]
-        return schema.fts_fingerprint()
-    finally:
-        fts.INDEX_VERSION = current  # type: ignore[misc]
+
+def _fill(store: AgentMemoryStore) -> dict[str, str]:
+    return {name: record_writes.remember(store, "default", ME, title, body)[0].memory_id
+            for name, (title, body) in LEVELS.items()}
 
 
-def test_a_realm_indexed_without_single_digits_is_reindexed_at_open(gateway_factory: Any) -> None:
-    gw = gateway_factory()
-    ids = _remember_levels(gw)
-    gw.stop()
-    # What the release before single digits left (full-text index version 5): the same rows without their
-    # one-character tokens, under that release's fingerprint.
-    conn = sqlite3.connect(realm_db(gw.state_dir))
-    conn.execute("UPDATE schema_migrations SET name = ? WHERE domain = 'records-fts'",
-                 (f"fts-{_fts_fingerprint_of_version(5)}",))
-    rows = conn.execute("SELECT rid, title, body FROM records WHERE status_kind = 'active'").fetchall()
-    conn.execute("DELETE FROM records_fts")
+def _check_reindexed(gw: Any, ids: dict[str, str]) -> None:
+    assert _ids(gw, "3") == ([ids["level 3"]], None)
+    for query in ("level 3", "plan B", "٣", "room 7"):
+        assert _ids(gw, query)[0][0] == ids[RANKED_FIRST[query]], query
 
-    def old(text: str) -> str:
-        return " ".join(t for t in index_text(text).split() if len(t) > 1)
 
-    conn.executemany("INSERT INTO records_fts(rowid, title, body, tags) VALUES (?, ?, ?, '')",
-                     [(rid, old(title), old("\n" + body)) for rid, title, body in rows])
-    conn.commit()
-    assert conn.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH '\"3\"'").fetchone() == (0,)
-    conn.close()
-    gw = gateway_factory(gw.state_dir)
-    found, skip = _ids(gw, "3")
-    assert (found, skip) == ([ids["level 3"]], None)
-    assert _ids(gw, "level 3")[0][0] == ids["level 3"]
-    assert _ids(gw, "plan B")[0][0] == ids["plan B"]
+def test_a_sqlite_realm_indexed_without_single_digits_is_reindexed_at_open(
+        monkeypatch: pytest.MonkeyPatch, gateway_factory: Any, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with _index_version_5(monkeypatch), SqliteAgentMemoryStore(state / "agent-memory") as store:
+        ids = _fill(store)
+        old = f"fts-{schema.fts_fingerprint()}"
+    with sqlite3.connect(realm_db(state)) as conn:  # as the previous release left it: no row holds "3"
+        assert conn.execute("SELECT name FROM schema_migrations WHERE domain = 'records-fts' "
+                            "ORDER BY version DESC").fetchone() == (old,)
+        assert conn.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH '\"3\"'").fetchone() == (0,)
+    _check_reindexed(gateway_factory(state), ids)
+
+
+@pytest.mark.postgres
+def test_a_postgres_schema_indexed_without_single_digits_is_reindexed_at_open(
+        monkeypatch: pytest.MonkeyPatch, gateway_factory: Any, tmp_path: Path) -> None:
+    require_postgres()
+    import psycopg
+
+    from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+
+    with throwaway_schema() as name:
+        q = pg_schema.quote_ident(name)
+        with _index_version_5(monkeypatch):
+            store = PostgresAgentMemoryStore(DSN, schema=name)
+            try:
+                ids = _fill(store)
+            finally:
+                store.close()
+        with psycopg.connect(DSN) as conn:
+            assert conn.execute(f"SELECT count(*) FROM {q}.records_fts WHERE doc @@ '3'::tsquery").fetchone() == (0,)
+        body = f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(name)}"\n'
+        gw = gateway_factory(tmp_path / "state", config=write_config(tmp_path / "meta.toml", body))
+        try:
+            _check_reindexed(gw, ids)
+        finally:
+            gw.stop()
+        with psycopg.connect(DSN) as conn:
+            assert conn.execute(f"SELECT count(*) FROM {q}.records_fts WHERE doc @@ '3'::tsquery").fetchone() == (1,)
 
 
 # -- both sides agree on texts holding digits -------------------------------------------------------
