@@ -31,8 +31,13 @@ from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_
 from meta_memory.recall import fts
 from meta_memory.recall import text as recall_text
 from meta_memory.recall.fts import match_expression
+from meta_memory.recall.lexical import LexicalRecallProvider
+from meta_memory.recall.provider import RecallRequest
 from meta_memory.recall.text import index_text, normalize, query_terms, token_set, tokens
 from support import realm_db, write_config
+
+from .conftest import IDENTITY, T0, rec
+from .store_index import StoreIndex
 
 ME = "lead:main"
 
@@ -135,6 +140,14 @@ def test_a_single_digit_or_capital_letter_ranks_its_record_first(backend_gateway
     # "A" and "I" alone are English words, not names; a lower-case single letter is not searched either
     for query in ("A I", "a b c", "b"):
         assert _ids(backend_gateway, query) == ([], "no_query_terms"), query
+
+
+def test_each_search_path_ranks_a_single_digit_or_capital_letter(index: StoreIndex) -> None:
+    """FTS5, the in-process index (which reads FTS5's rows) and PostgreSQL answer alike."""
+    index.add_many(rec(name, title, body, at=T0 + i) for i, (name, (title, body)) in enumerate(LEVELS.items()))
+    for query, name in RANKED_FIRST.items():
+        got = LexicalRecallProvider().recall(RecallRequest(IDENTITY, "default", query), index.reader(IDENTITY))
+        assert [s.record.memory_id for s in got.records][:1] == [name], query  # type: ignore[attr-defined]
 
 
 @contextmanager
