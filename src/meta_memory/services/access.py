@@ -122,7 +122,8 @@ class AccessService:
         if not self.policy.enabled:
             return True
         who = principal or ANONYMOUS
-        realm = event.data.get("realm") if isinstance(event.data.get("realm"), str) else self.resources.default_realm
+        named = event.data.get("realm")
+        realm = named if isinstance(named, str) else self.resources.default_realm
         if event.identity == SYSTEM_IDENTITY:
             if not self.policy.check(who, "agent.memory.read", Resource.unscoped()):
                 return False
