@@ -48,7 +48,7 @@ def test_app_record_checks_title_then_body_once(title: str, body: str) -> None:
 @pytest.mark.parametrize(("tags", "metadata", "field"), [
     ([f"t{i}" for i in range(33)], None, "tags"),
     (["x" * 65], None, "tags.0"),  # the tag at fault, by its index
-    ([], {"$k": 1}, "metadata"),
+    ([], {"$k": 1}, "metadata.$k"),  # the key at fault, by its path
     ([], [1], "metadata"),
 ])
 def test_app_record_names_tags_and_metadata(tags: list[str], metadata: Any, field: str) -> None:

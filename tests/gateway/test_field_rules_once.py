@@ -40,8 +40,11 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
      f"tags must contain at most {MAX_MEMORY_TAGS} entries"),
     ({"tags": ["ok", "x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags.1", f"tags.1 must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
     ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
-    ({"metadata": {"$k": 1}}, "metadata", f'{METADATA_KEY_RULE} (got the key "$k" in metadata)'),
-    ({"metadata": {"ok": [{"a.b": 1}]}}, "metadata", f'{METADATA_KEY_RULE} (got the key "a.b" in metadata["ok"][0])'),
+    ({"metadata": {"$k": 1}}, "metadata.$k", f'metadata.$k: {METADATA_KEY_RULE} (got the key "$k" in metadata)'),
+    ({"metadata": {"ok": [{"a.b": 1}]}}, "metadata.ok.0.a.b",
+     f'metadata.ok.0.a.b: {METADATA_KEY_RULE} (got the key "a.b" in metadata["ok"][0])'),
+    ({"metadata": {"source\u200b": 1}}, "metadata.source\\u200b",
+     f'metadata.source\\u200b: {METADATA_KEY_RULE} (got the key "source\\u200b" in metadata)'),
     ({"metadata": _nest(MAX_METADATA_DEPTH + 1)}, "metadata",
      f"metadata must nest at most {MAX_METADATA_DEPTH} levels deep"),
 ]

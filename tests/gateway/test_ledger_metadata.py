@@ -19,17 +19,18 @@ pytestmark = pytest.mark.gateway
 INDEX = {"entity": "identity:ops", "topic": "deployment", "fact": "Deploys need approval."}
 
 
-@pytest.mark.parametrize("metadata,rule", [
-    ({"$where": "1"}, "metadata keys must be 1-64 bytes, must not start with '$'"),
-    ({"source": {"$gt": 1}}, "metadata keys must be 1-64 bytes, must not start with '$'"),
-    ({"a.b": 1}, "must not contain '.'"),
-    ({"n": 2**60}, "metadata integers must be within"),
-    ({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}, "metadata must nest at most 5 levels deep"),
-    ({"k": "x" * 9000}, "metadata must be at most 8192 bytes as JSON"),
+@pytest.mark.parametrize("metadata,field,rule", [
+    ({"$where": "1"}, "metadata.$where", "metadata keys must be 1-64 bytes, must not start with '$'"),
+    ({"source": {"$gt": 1}}, "metadata.source.$gt", "metadata keys must be 1-64 bytes, must not start with '$'"),
+    ({"a.b": 1}, "metadata.a.b", "must not contain '.'"),
+    ({"\u202esource": 1}, "metadata.\\u202esource", "invisible or direction-changing characters"),
+    ({"n": 2**60}, "metadata", "metadata integers must be within"),
+    ({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}, "metadata", "metadata must nest at most 5 levels deep"),
+    ({"k": "x" * 9000}, "metadata", "metadata must be at most 8192 bytes as JSON"),
 ])
-def test_a_metadata_rule_broken_is_named_over_the_socket(gateway: Any, metadata: Any, rule: str) -> None:
+def test_a_metadata_rule_broken_is_named_over_the_socket(gateway: Any, metadata: Any, field: str, rule: str) -> None:
     err = gateway.error("meta/memory/index", {**INDEX, "metadata": metadata})
-    assert err["code"] == -32602 and err["data"] == {"kind": "invalid_params", "field": "metadata"}
+    assert err["code"] == -32602 and err["data"] == {"kind": "invalid_params", "field": field}
     assert rule in err["message"]
     assert gateway.result("meta/memory/query", {})["assertions"] == []  # nothing written
 
@@ -67,7 +68,7 @@ def test_a_stored_ledger_with_keys_the_rule_now_refuses_still_loads_verbatim(gat
     gw = gateway_factory(state)
     assert gw.result("meta/memory/query", {})["assertions"][0]["metadata"] == old
     # a new write with such a key is refused; a valid one lands and the old row is rewritten unchanged
-    assert gw.error("meta/memory/index", {**INDEX, "metadata": {"$op": 1}})["data"]["field"] == "metadata"
+    assert gw.error("meta/memory/index", {**INDEX, "metadata": {"$op": 1}})["data"]["field"] == "metadata.$op"
     gw.result("meta/memory/index", {**INDEX, "metadata": {"source": "new"}})
     on_disk = json.loads((state / "memory-ledger-state.json").read_text(encoding="utf-8"))
     assert [a["metadata"] for a in on_disk["assertions"]] == [old, {"source": "new"}]

@@ -58,7 +58,8 @@ def test_a_metadata_key_the_tool_and_the_ledger_refuse_private_use(gateway: Gate
     ident = _who()
     err = gateway.error("meta/agent_memory/remember", {"identity": ident, "title": "t", "body": "b",
                                                        "metadata": {f"note{BMP}": "ok"}})
-    assert err["code"] == -32602 and err["data"]["field"] == "metadata" and "private-use" in err["message"], err
+    assert err["code"] == -32602 and err["data"]["field"].startswith("metadata.note\\u") \
+        and "private-use" in err["message"], err
     for field in ("title", "description", "body"):
         arguments = {"action": "remember", "title": "Refunds", "description": "window", "body": "30 days"}
         arguments[field] += PAYLOAD

@@ -23,14 +23,15 @@ ID = "lead:main"
 
 
 def test_a_bad_metadata_key_is_named(gateway: GatewayProcess) -> None:
-    for metadata, named in (({"team": "a", "$where": 1}, 'the key "$where" in metadata'),
-                            ({"deep": {"ok": {"x.y": 1}}}, 'the key "x.y" in metadata["deep"]["ok"]'),
-                            ({"k" * 300: 1}, f'the key "{"k" * 64}..." in metadata'),
-                            ({"tab\there": 1}, 'the key "tab\\there" in metadata')):
+    for metadata, field, named in (({"team": "a", "$where": 1}, "metadata.$where", 'the key "$where" in metadata'),
+                                   ({"deep": {"ok": {"x.y": 1}}}, "metadata.deep.ok.x.y",
+                                    'the key "x.y" in metadata["deep"]["ok"]'),
+                                   ({"k" * 300: 1}, f"metadata.{'k' * 64}...", f'the key "{"k" * 64}..." in metadata'),
+                                   ({"tab\there": 1}, "metadata.tab\\x09here", 'the key "tab\\there" in metadata')):
         err = gateway.error("meta/agent_memory/remember", {"identity": ID, "title": "T", "body": "B",
                                                           "metadata": metadata})
-        assert err["code"] == -32602 and err["data"]["field"] == "metadata"
-        assert err["message"] == f"Invalid params: {METADATA_KEY_RULE} (got {named})", err
+        assert err["code"] == -32602 and err["data"]["field"] == field
+        assert err["message"] == f"Invalid params: {field}: {METADATA_KEY_RULE} (got {named})", err
     # the ledger's metadata follows the same rule, and names the key the same way
     err = gateway.error("meta/memory/index", {"entity": "e", "topic": "t", "store": "knowledge_graph", "fact": "f",
                                               "metadata": {"source": {"$gt": 1}}})

@@ -6,8 +6,11 @@ bearer token goes nowhere else."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,6 +21,25 @@ from meta_memory.errors import ConfigError
 from meta_memory.sdk import GatewayUnreachable, NotAGateway, UnreadableAnswer
 
 _TOKEN = "tok-answer-bounds-9f3a"
+
+
+def _bomb(inflated: int, layers: int = 1) -> bytes:
+    """A JSON-RPC answer whose result is ``inflated`` bytes of ``a``, gzipped ``layers`` times (made once,
+    before any measurement: a few hundred KiB on the wire)."""
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [squeeze.compress(b'{"jsonrpc": "2.0", "id": 1, "result": "')]
+    block = b"a" * (1 << 20)
+    for _ in range(inflated >> 20):
+        parts.append(squeeze.compress(block))
+    parts += [squeeze.compress(b'"}'), squeeze.flush()]
+    packed = b"".join(parts)
+    for _ in range(layers - 1):
+        packed = gzip.compress(packed, 9)
+    return packed
+
+
+_BOMB = _bomb(64 << 20)          # 64 MiB inflated from about 64 KiB
+_STACKED = _bomb(32 << 20, 2)    # gzip inside gzip: 32 MiB from a few KiB
 
 
 class _Hostile(BaseHTTPRequestHandler):
@@ -40,7 +62,38 @@ class _Hostile(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         _Hostile.seen_tokens.append(f"{self.path} {self.headers.get('Authorization')}")
         head = b'{"jsonrpc": "2.0", "id": 1, "result": '
-        if self.path.startswith("/trickle"):
+        if self.path.startswith("/slowheaders"):
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ")
+            try:
+                for _ in range(300):  # a header byte every 0.1 s: 30 s before the headers end
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+                self.wfile.write(b"\r\nContent-Length: 2\r\n\r\n{}")
+            except OSError:
+                pass
+            self.close_connection = True
+        elif self.path.startswith(("/gzip", "/stacked", "/brotli", "/badgzip", "/smallgzip")):
+            encoding, body = {
+                "/gzip": ("gzip", _BOMB),
+                "/stacked": ("gzip, gzip", _STACKED),
+                "/brotli": ("br", b"\x0b\x01\x80{}\x03"),
+                "/badgzip": ("gzip", b"not gzip at all"),
+                "/smallgzip": ("gzip", gzip.compress(head + b'{"records": [], "next_cursor": null}}')),
+            }[self.path.removesuffix("/rpc")]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", encoding)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif self.path.startswith("/misshapen"):
+            self._json(head + b'{"records": 5, "next_cursor": null}}')
+        elif self.path.startswith("/trickle"):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -164,3 +217,90 @@ def test_max_answer_bytes_must_be_a_positive_whole_number(value: object) -> None
 def test_an_ordinary_answer_still_reads(hostile: str) -> None:
     with Meta.connect(hostile + "/fine", token=_TOKEN) as meta:
         assert list(meta.agent("agent:a").list().records) == []
+
+
+def test_headers_that_trickle_are_cut_at_timeout_s(hostile: str) -> None:
+    started = time.monotonic()
+    with Meta.connect(hostile + "/slowheaders", token=_TOKEN, timeout_s=1.5) as meta, \
+            pytest.raises(GatewayUnreachable, match="did not answer within 1.5 s") as caught:
+        meta.agent("agent:a").list()
+    assert time.monotonic() - started < 4
+    assert caught.value.unanswered
+
+
+def test_async_headers_that_trickle_are_cut_at_timeout_s(hostile: str) -> None:
+    async def run() -> None:
+        meta = Meta.connect_async(hostile + "/slowheaders", token=_TOKEN, timeout_s=1.5)
+        try:
+            with pytest.raises(GatewayUnreachable, match="did not answer within 1.5 s"):
+                await meta.agent("agent:a").list()
+        finally:
+            await meta.aclose()
+
+    started = time.monotonic()
+    asyncio.run(run())
+    assert time.monotonic() - started < 4
+
+
+def _peak_while(call: object) -> int:
+    """The most memory Python held at once while ``call()`` ran, in bytes."""
+    tracemalloc.start()
+    try:
+        call()  # type: ignore[operator]
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return peak
+
+
+@pytest.mark.parametrize("path", ["/gzip", "/stacked"])
+def test_a_compressed_answer_is_counted_inflated_and_never_inflated_past_the_cap(hostile: str, path: str) -> None:
+    def call() -> None:
+        with Meta.connect(hostile + path, max_answer_bytes=1 << 20) as meta, pytest.raises(UnreadableAnswer) as caught:
+            meta.agent("agent:a").list()
+        assert caught.value.rule in ("max_answer_bytes", "content_encoding")
+
+    assert _peak_while(call) < 16 << 20
+
+
+def test_an_async_compressed_answer_is_never_inflated_past_the_cap(hostile: str) -> None:
+    async def run() -> None:
+        meta = Meta.connect_async(hostile + "/gzip", max_answer_bytes=1 << 20)
+        try:
+            with pytest.raises(UnreadableAnswer, match=r"over max_answer_bytes \(1048576 bytes\)"):
+                await meta.agent("agent:a").list()
+        finally:
+            await meta.aclose()
+
+    assert _peak_while(lambda: asyncio.run(run())) < 16 << 20
+
+
+@pytest.mark.parametrize(("path", "named"), [("/stacked", "gzip, gzip"), ("/brotli", "br"), ("/badgzip", "gzip")])
+def test_an_encoding_the_sdk_does_not_inflate_once_within_bounds_is_unreadable(hostile: str, path: str,
+                                                                            named: str) -> None:
+    with Meta.connect(hostile + path) as meta, pytest.raises(UnreadableAnswer, match="Content-Encoding") as caught:
+        meta.agent("agent:a").list()
+    assert caught.value.rule == "content_encoding" and named in str(caught.value)
+
+
+def test_a_gzipped_answer_within_the_cap_reads(hostile: str) -> None:
+    with Meta.connect(hostile + "/smallgzip") as meta:
+        assert list(meta.agent("agent:a").list().records) == []
+
+
+def test_a_result_of_the_wrong_shape_is_an_unreadable_answer_naming_method_and_field(hostile: str) -> None:
+    with Meta.connect(hostile + "/misshapen", token=_TOKEN) as meta, pytest.raises(UnreadableAnswer) as caught:
+        meta.agent("agent:a").list()
+    assert caught.value.rule == "result"
+    assert caught.value.method == "meta/agent_memory/list" and caught.value.field == "records"
+    assert "meta/agent_memory/list" in str(caught.value) and "records: Input should be" in str(caught.value)
+
+    async def run() -> None:
+        meta = Meta.connect_async(hostile + "/misshapen", token=_TOKEN)
+        try:
+            with pytest.raises(UnreadableAnswer, match=r"meta/agent_memory/list .*: records: "):
+                await meta.agent("agent:a").list()
+        finally:
+            await meta.aclose()
+
+    asyncio.run(run())

@@ -190,6 +190,29 @@ export class NotAGateway extends TransportError {
   }
 }
 
+/**
+ * The gateway's answer was not read: its body passed `maxAnswerBytes` (`limit`; a declared
+ * `Content-Length` above it is refused before any byte is read). Nothing of it reaches the caller. A
+ * {@link TransportError}, so a client treats it as no answer (a call that may or may not have been
+ * applied), never as a gateway's refusal. `rule` is `"max_answer_bytes"`, as the Python SDK's
+ * `UnreadableAnswer`.
+ */
+export class UnreadableAnswer extends TransportError {
+  readonly url: string;
+  readonly rule: string;
+  readonly limit: number | undefined;
+
+  constructor(url: string, rule: string, detail: string, limit?: number) {
+    super(
+      `the answer of ${url} was not read: ${detail}; the call may or may not have been applied ` +
+        "(check before repeating a write)",
+    );
+    this.url = url;
+    this.rule = rule;
+    this.limit = limit;
+  }
+}
+
 /** A gateway refused to start (bad configuration, a predecessor ledger, file-name twins...). */
 export class StartupError extends Error {
   constructor(message: string) {

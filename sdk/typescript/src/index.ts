@@ -27,7 +27,9 @@ export {
   SpawnedHttpTransport,
   spawnHttpGateway,
   DEFAULT_GATEWAY_COMMAND,
+  DEFAULT_MAX_ANSWER_BYTES,
   checkGatewayUrl,
+  checkMaxAnswerBytes,
 } from "./transport.js";
 export type { Transport, HttpOptions, SpawnOptions, GatewayCommand } from "./transport.js";
 export * from "./errors.js";

@@ -15,7 +15,14 @@
 
 import { spawn, type ChildProcess } from "node:child_process";
 
-import { ConfigError, NotAGateway, StartupError, TransportError, fromJsonRpcError } from "./errors.js";
+import {
+  ConfigError,
+  NotAGateway,
+  StartupError,
+  TransportError,
+  UnreadableAnswer,
+  fromJsonRpcError,
+} from "./errors.js";
 
 /** One connection to a gateway. `params` and the result are wire (snake_case) JSON. */
 export interface Transport {
@@ -41,8 +48,30 @@ function unwrap(body: unknown): unknown {
 export interface HttpOptions {
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
-  /** Per-call timeout in milliseconds (default 30,000). */
+  /**
+   * The whole call's time budget in milliseconds (default 30,000): from sending to the answer's last
+   * byte, its headers and body however slowly they arrive.
+   */
   timeoutMs?: number;
+  /**
+   * The most bytes of one answer's body read (default 256 MiB, the gateway's default
+   * `[gateway] max_response_bytes`), counted as it arrives (after any compression is undone).
+   */
+  maxAnswerBytes?: number;
+}
+
+/** The default of {@link HttpOptions.maxAnswerBytes}: the gateway's default response cap. */
+export const DEFAULT_MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The most bytes of one answer a client reads: a positive whole number. Throws {@link ConfigError}
+ * otherwise, before anything is sent (the Python SDK's rule and message).
+ */
+export function checkMaxAnswerBytes(value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new ConfigError(`max_answer_bytes must be a positive whole number of bytes, not ${String(value)}`);
+  }
+  return value;
 }
 
 /**
@@ -108,6 +137,7 @@ export class HttpTransport implements Transport {
   readonly url: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
+  private readonly maxAnswerBytes: number;
   private nextId = 1;
 
   constructor(url: string, options: HttpOptions = {}) {
@@ -116,22 +146,76 @@ export class HttpTransport implements Transport {
     this.headers = { "content-type": "application/json" };
     if (options.token) this.headers.authorization = `Bearer ${options.token}`;
     this.timeoutMs = checkTimeoutMs(options.timeoutMs ?? 30_000);
+    this.maxAnswerBytes = checkMaxAnswerBytes(options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
+  }
+
+  private late(): TransportError {
+    return new TransportError(
+      `the meta-memory gateway at ${this.url} was sent the call but did not answer within ` +
+        `${this.timeoutMs / 1000} s: the call may or may not have been applied; check before repeating a write`,
+    );
+  }
+
+  private oversized(): UnreadableAnswer {
+    return new UnreadableAnswer(
+      this.url,
+      "max_answer_bytes",
+      `it is over max_answer_bytes (${this.maxAnswerBytes} bytes)`,
+      this.maxAnswerBytes,
+    );
+  }
+
+  /**
+   * The answer's body as text, within bounds: at most `maxAnswerBytes` (a declared `Content-Length`
+   * above it is refused unread; the rest is counted as it streams in and the stream cancelled once past
+   * it), and by `signal`'s deadline, which covers the whole call.
+   */
+  private async readBody(response: Response, signal: AbortSignal): Promise<string> {
+    const declared = response.headers.get("content-length");
+    if (declared !== null && /^[0-9]+$/.test(declared) && Number(declared) > this.maxAnswerBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw this.oversized();
+    }
+    if (response.body === null) return "";
+    const reader = response.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        total += value.byteLength;
+        if (total > this.maxAnswerBytes) {
+          await reader.cancel().catch(() => undefined);
+          throw this.oversized();
+        }
+        chunks.push(value);
+      }
+    } catch (err) {
+      if (err instanceof UnreadableAnswer) throw err;
+      if (signal.aborted) throw this.late();
+      throw new TransportError(`the answer of ${this.url} was cut short: ${(err as Error).message}`);
+    }
+    return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
   }
 
   async call(method: string, params?: Record<string, unknown>): Promise<unknown> {
     const payload = { jsonrpc: "2.0", method, params: params ?? {}, id: this.nextId++ };
+    const signal = AbortSignal.timeout(this.timeoutMs);
     let response: Response;
     try {
       response = await fetch(this.url, {
         method: "POST",
         headers: this.headers,
         body: JSON.stringify(payload),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal,
+        redirect: "manual",
       });
     } catch (err) {
+      if (signal.aborted) throw this.late();
       throw new TransportError(`cannot reach the gateway at ${this.url}: ${(err as Error).message}`);
     }
-    const text = await response.text();
+    const text = await this.readBody(response, signal);
     let body: unknown;
     try {
       body = JSON.parse(text);

@@ -9,11 +9,20 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from meta_memory.errors import echo
 from meta_memory.limits import MAX_TTL_S
-from meta_memory.textfold import has_hidden_tags, has_hidden_text, has_private_use, has_smuggled_selectors
+from meta_memory.textfold import (
+    escape_char,
+    has_hidden_tags,
+    has_hidden_text,
+    has_private_use,
+    has_smuggled_selectors,
+    is_invisible,
+)
 
 __all__ = [
     "MAX_TITLE_BYTES",
@@ -254,8 +263,9 @@ MAX_METADATA_INT = 2**53 - 1
 #: ``$`` names a filter operator, so neither can be part of a key.
 METADATA_KEY_RULE = (
     f"metadata keys must be 1-{MAX_METADATA_KEY_BYTES} bytes, must not start with '$' and must not contain "
-    "'.', '\"', '\\', control characters, Unicode tag characters, stray variation selectors, private-use "
-    "code points or noncharacters"
+    "'.', '\"', '\\', control characters, invisible or direction-changing characters (zero-width, bidirectional, "
+    "soft hyphen and other format characters, tag characters, variation selectors, fillers), spaces other than U+0020, "
+    "line or paragraph separators, private-use code points or noncharacters (a key must not show as another key)"
 )
 
 
@@ -272,7 +282,24 @@ def metadata_key_problem(key: object) -> bool:
         return True
     if _nbytes(key) > MAX_METADATA_KEY_BYTES:
         return True
-    return any(c in '."\\' or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key) or has_hidden_text(key)
+    if any(c in '."\\' or ord(c) < 0x20 or ord(c) == 0x7F for c in key):
+        return True
+    return not key.isascii() and (has_hidden_text(key) or any(_unshown_in_key(c) for c in key))
+
+
+def _unshown_in_key(char: str) -> bool:
+    """Whether ``char`` hides, reorders or disguises what a key shows: a C1 control, an invisible character
+    (:func:`~meta_memory.textfold.is_invisible`, the name rule's set), a space other than U+0020 or a line or
+    paragraph separator."""
+    return ord(char) >= 0x80 and (ord(char) <= 0x9F or is_invisible(char)
+                                  or unicodedata.category(char) in ("Zs", "Zl", "Zp"))
+
+
+def _escaped_key(key: object) -> str:
+    """A key as a refusal's field names it: :func:`~meta_memory.errors.echo` (cut short, invisible and
+    control characters escaped), and every other character the key rule refuses escaped too."""
+    return "".join(escape_char(c) if _unshown_in_key(c) else c
+                   for c in echo(key if isinstance(key, str) else repr(key)))
 
 
 def canonical_metadata(value: Mapping[str, Any]) -> str:
@@ -287,8 +314,10 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
 
     Rules, each a :class:`FieldError` naming ``field``: an object; only JSON values (string, number,
     boolean, null, array, object; no NaN or Infinity; integers within +-(2**53 - 1)); strings without
-    NUL and encodable as UTF-8; keys by :data:`METADATA_KEY_RULE`; at most :data:`MAX_METADATA_DEPTH`
-    levels, :data:`MAX_METADATA_KEYS` keys in all, and :data:`MAX_METADATA_BYTES` bytes as canonical JSON.
+    NUL and encodable as UTF-8; keys by :data:`METADATA_KEY_RULE` (the refusal's field is the key's path,
+    each key escaped as :func:`~meta_memory.errors.echo` shows it: ``metadata.source\\u200b``,
+    ``metadata.ok.0.a.b``); at most :data:`MAX_METADATA_DEPTH` levels, :data:`MAX_METADATA_KEYS` keys in all,
+    and :data:`MAX_METADATA_BYTES` bytes as canonical JSON.
     """
     if value is None:
         return {}
@@ -307,7 +336,7 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
         if size[0] > MAX_METADATA_BYTES:
             raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
 
-    def walk(item: object, depth: int, where: str) -> Any:
+    def walk(item: object, depth: int, where: str, path: str) -> Any:
         if depth > MAX_METADATA_DEPTH:
             raise FieldError(f"{field} must nest at most {MAX_METADATA_DEPTH} levels deep", field)
         grow(1)
@@ -331,11 +360,12 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
                 if keys[0] > MAX_METADATA_KEYS:
                     raise FieldError(f"{field} must hold at most {MAX_METADATA_KEYS} keys", field)
                 if metadata_key_problem(key):
-                    raise FieldError(f"{METADATA_KEY_RULE} (got the key {shown_key(key)} in {where})", field)
-                out[str(key)] = walk(sub, depth + 1, f"{where}[{shown_key(key)}]")
+                    named = f"{path}.{_escaped_key(key)}"
+                    raise FieldError(f"{named}: {METADATA_KEY_RULE} (got the key {shown_key(key)} in {where})", named)
+                out[str(key)] = walk(sub, depth + 1, f"{where}[{shown_key(key)}]", f"{path}.{_escaped_key(key)}")
             return out
         if isinstance(item, (list, tuple)):
-            return [walk(sub, depth + 1, f"{where}[{i}]") for i, sub in enumerate(item)]
+            return [walk(sub, depth + 1, f"{where}[{i}]", f"{path}.{i}") for i, sub in enumerate(item)]
         raise FieldError(f"{field} values must be JSON (string, number, boolean, null, array, object)", field)
 
     def _check_text(text: str) -> None:
@@ -349,7 +379,7 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
             raise FieldError(rule, field)
         grow(_nbytes(text))
 
-    out = walk(value, 1, field)
+    out = walk(value, 1, field, field)
     if _nbytes(canonical_metadata(out)) > MAX_METADATA_BYTES:
         raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
     return dict(out)

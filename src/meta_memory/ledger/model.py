@@ -279,7 +279,7 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
         try:
             metadata = normalize_metadata(req.metadata, "metadata")
         except FieldError as exc:
-            raise LedgerValidationError(exc.rule, "metadata") from None
+            raise LedgerValidationError(exc.rule, exc.field) from None
     found = scan_values(
         {"entity": entity, "topic": topic, "fact": fact, "conflict_reason": conflict_reason, "metadata": metadata}
     )

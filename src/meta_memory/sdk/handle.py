@@ -24,11 +24,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import pydantic
+
+from ..errors import echo
 from ..limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
 from .methods import HandleMethods
-from .transport import AsyncTransport, HandleClosed, ThreadedTransport, Transport
+from .transport import AsyncTransport, HandleClosed, ThreadedTransport, Transport, UnreadableAnswer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
@@ -233,6 +236,25 @@ class _VectorWait:
         return None
 
 
+def _parsed(transport: object, method: str, parse: Callable[[Any], Any], raw: Any) -> Any:
+    """``parse(raw)``: the typed result of ``method``. A result that is not the method's shape (a wrong
+    type, a missing field: pydantic's ``ValidationError``, or a parser's ``KeyError``/``TypeError``) is
+    :class:`UnreadableAnswer` (``rule`` ``"result"``) naming the method and the dotted path of the first
+    field that is not, never the parser's own exception."""
+    try:
+        return parse(raw)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        field = ".".join(str(part) for part in first["loc"]) or "result"
+        problem = str(first["msg"])
+    except (KeyError, TypeError, AttributeError) as exc:
+        field = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else "result"
+        problem = "missing" if isinstance(exc, KeyError) else f"not the shape it answers ({type(exc).__name__})"
+    where = getattr(transport, "url", None) or "the gateway"
+    raise UnreadableAnswer(where, "result", f"its result for {method} is not the shape that method answers: "
+                           f"{echo(field)}: {echo(problem)}", method=method, field=field) from None
+
+
 def _runtime(transport: object) -> Runtime | None:
     gateway = getattr(transport, "gateway", None)
     return gateway.runtime if gateway is not None else None
@@ -251,10 +273,10 @@ class MetaHandle(HandleMethods, SyncSide):
             raise HandleClosed()
         key = _cap_key(method, params)
         if key is None:
-            return parse(self._transport.call(method, params))
+            return _parsed(self._transport, method, parse, self._transport.call(method, params))
         self._slots.enter(key)  # this handle's recalls of one identity queue
         try:
-            return parse(self._transport.call(method, params))
+            return _parsed(self._transport, method, parse, self._transport.call(method, params))
         finally:
             self._slots.leave(key)
 
@@ -320,7 +342,7 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
                     raw = await transport.acall(method, params)
                 else:
                     raw = await transport.call(method, params)
-            return parse(raw)
+            return _parsed(transport, method, parse, raw)
 
         return run()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import itertools
 import json
 import math
@@ -19,14 +20,16 @@ import sys
 import threading
 import time
 import weakref
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 
 from .. import strict_json
-from ..errors import ConfigError, InternalError, InvalidParams, MetaError, from_jsonrpc
+from ..errors import ConfigError, InternalError, InvalidParams, MetaError, echo, from_jsonrpc
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..rpc.registry import CallContext
 
@@ -131,17 +134,23 @@ class NotAGateway(GatewayUnreachable):
 
 
 class UnreadableAnswer(GatewayUnreachable):
-    """The gateway's answer was not read: its body passed ``max_answer_bytes`` (``limit``), or its JSON
-    nests deeper than a reader can follow. Nothing of it reaches the caller. ``rule`` names which
-    (``"max_answer_bytes"``, ``"nesting"``). A :class:`GatewayUnreachable`, so every client treats it as
-    no answer (a call that may or may not have been applied), never as a gateway's refusal."""
+    """The gateway's answer was not read: its body passed ``max_answer_bytes`` (``limit``), counted after
+    any ``Content-Encoding`` is undone; it is encoded other than gzip or deflate once, or its encoding is
+    broken; its JSON nests deeper than a reader can follow; or its ``result`` is not the shape the method
+    answers (``method`` names the method, ``field`` the dotted path of the first field that is not). Nothing
+    of it reaches the caller. ``rule`` names which (``"max_answer_bytes"``, ``"content_encoding"``,
+    ``"nesting"``, ``"result"``). A :class:`GatewayUnreachable`, so every client treats it as no answer (a
+    call that may or may not have been applied), never as a gateway's refusal."""
 
-    def __init__(self, url: str, rule: str, detail: str, limit: int | None = None) -> None:
+    def __init__(self, url: str, rule: str, detail: str, limit: int | None = None, *,
+                 method: str | None = None, field: str | None = None) -> None:
         ConnectionError.__init__(self, f"the answer of {url} was not read: {detail}; the call may or may not "
                                        "have been applied (check before repeating a write)")
         self.url = url
         self.rule = rule
         self.limit = limit
+        self.method = method
+        self.field = field
         self.maybe_tls = self.untrusted_certificate = False
         self.unanswered = True
 
@@ -263,7 +272,85 @@ def encode_request(method: str, params: dict[str, Any] | None, request_id: int) 
         raise
 
 
-_JSON_HEADERS = {"Content-Type": "application/json"}
+# Only what the SDK inflates itself, within max_answer_bytes (httpx would also ask for br and zstd when
+# their packages are installed, and inflate whatever arrives before it is counted).
+_JSON_HEADERS = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
+#: zlib's window bits for each Content-Encoding an answer may carry (deflate: the zlib format, RFC 9110).
+_INFLATE_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+#: When the call in progress on this thread (or task) must be over, by ``time.monotonic()``.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("meta_memory_sdk_deadline", default=None)
+
+
+def _within(timeout: float | None, late: type[httpcore.TimeoutException]) -> float | None:
+    """``timeout`` (seconds, httpx's per-operation one) cut to what is left of the call's deadline; ``late``
+    raised when nothing is left."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise late("the call's timeout_s passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read, write and TLS handshake ends by the call's deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _within(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _within(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                     _within(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's network backend whose connections keep the call's deadline (:class:`_DeadlineStream`)."""
+
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_tcp(host, port, _within(timeout, httpcore.ConnectTimeout),
+                                                       local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_unix_socket(path, _within(timeout, httpcore.ConnectTimeout),
+                                                               socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _keep_deadlines(client: httpx.Client) -> httpx.Client:
+    """``client`` with every connection pool it may use (direct, and a proxy's from the environment) reading
+    and writing through :class:`_DeadlineBackend`. httpx takes no network backend, so its pools' backend is
+    wrapped where httpx keeps it; a release that moved it is refused here (:class:`InternalError`), never
+    left without the deadline."""
+    pools = [getattr(transport, "_pool", None)
+             for transport in [client._transport, *client._mounts.values()] if transport is not None]
+    if not pools or not all(hasattr(pool, "_network_backend") for pool in pools):
+        raise InternalError(f"httpx {httpx.__version__} keeps its connection pools where the SDK cannot bound "
+                            "a call by timeout_s; install an httpx the SDK supports")
+    for pool in pools:
+        pool._network_backend = _DeadlineBackend(pool._network_backend)  # type: ignore[union-attr]
+    return client
 
 
 def check_token(token: str | None, *, header: bool = True) -> str | None:
@@ -296,11 +383,12 @@ def _bearer(token: str | None) -> dict[str, str]:
 class _HttpCalls:
     """What the sync and async HTTP transports share: the endpoint, request ids and the decoding.
 
-    A call's answer is read within bounds, whatever the server sends: its body, from the answer's start
-    to its last byte, within ``timeout_s`` (httpx's own timeout is per read, so an answer that trickles a
-    byte at a time would hold the caller forever; the deadline is checked as each piece arrives, and the
-    piece awaited then has its own ``timeout_s``: at worst twice ``timeout_s`` in all), at most ``max_answer_bytes`` of body
-    (a declared ``Content-Length`` above it is refused before any byte is read), and JSON read strictly
+    A call is bounded, whatever answers at the URL: the whole call, from connecting to the answer's last
+    byte (its status line and headers too, however slowly they trickle), ends within ``timeout_s`` (the
+    sync client cuts each read and write to what is left of it, the async one cancels the call); at most
+    ``max_answer_bytes`` of body, counted after a ``gzip`` or ``deflate`` ``Content-Encoding`` is undone
+    and inflated no further than one byte past it (a declared ``Content-Length`` above it is refused before
+    any byte is read; any other encoding, or two, is refused unread); and JSON read strictly
     (:mod:`meta_memory.strict_json`) and no deeper than Python's reader can follow. Redirects are never
     followed (the bearer token goes to the URL given, and nowhere else)."""
 
@@ -316,22 +404,25 @@ class _HttpCalls:
     def _late(self) -> GatewayUnreachable:
         return GatewayUnreachable(self.url, httpx.ReadTimeout("the answer did not end in time"), self.timeout_s)
 
-    def _declared(self, resp: httpx.Response) -> None:
-        """Refuse an answer whose declared length is already over ``max_answer_bytes``."""
+    def _opened(self, resp: httpx.Response) -> _Body:
+        """The body to gather for ``resp``: refused when its declared length is already over
+        ``max_answer_bytes`` or its ``Content-Encoding`` is not one the SDK inflates."""
         declared = resp.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_answer_bytes:
             raise self._oversized()
+        coding = resp.headers.get("content-encoding", "").strip().lower()
+        if coding in ("", "identity"):
+            return _Body(self, None)
+        if coding not in _INFLATE_WBITS:
+            raise self._encoding(f"its Content-Encoding is {echo(coding)!r}; only gzip or deflate, once, is read")
+        return _Body(self, zlib.decompressobj(_INFLATE_WBITS[coding]), coding)
 
     def _oversized(self) -> UnreadableAnswer:
         return UnreadableAnswer(self.url, "max_answer_bytes",
                                 f"it is over max_answer_bytes ({self.max_answer_bytes} bytes)", self.max_answer_bytes)
 
-    def _gather(self, body: bytearray, chunk: bytes, deadline: float) -> None:
-        body += chunk
-        if len(body) > self.max_answer_bytes:
-            raise self._oversized()
-        if time.monotonic() > deadline:
-            raise self._late()
+    def _encoding(self, detail: str) -> UnreadableAnswer:
+        return UnreadableAnswer(self.url, "content_encoding", detail)
 
     def _decode(self, resp: httpx.Response, content: bytes) -> Any:
         """The result of a JSON-RPC response; :class:`NotAGateway` for a reply that is not JSON-RPC 2.0."""
@@ -347,26 +438,74 @@ class _HttpCalls:
         return _unwrap(body)
 
 
+class _Body:
+    """One answer's body as its raw pieces arrive: inflated (``inflater``, for ``coding``) never more than
+    one byte past ``max_answer_bytes``, and refused as soon as it passes it."""
+
+    def __init__(self, calls: _HttpCalls, inflater: Any, coding: str = "") -> None:
+        self._calls = calls
+        self._inflater = inflater
+        self._coding = coding
+        self._raw = 0
+        self.data = bytearray()
+
+    def _add(self, piece: bytes) -> None:
+        self.data += piece
+        if len(self.data) > self._calls.max_answer_bytes:
+            raise self._calls._oversized()
+
+    def gather(self, chunk: bytes) -> None:
+        self._raw += len(chunk)
+        if self._raw > self._calls.max_answer_bytes:
+            raise self._calls._oversized()
+        if self._inflater is None:
+            self._add(chunk)
+            return
+        try:
+            while chunk:
+                if self._inflater.eof:  # bytes after the compressed stream's end
+                    raise zlib.error("data after the end of the stream")
+                self._add(self._inflater.decompress(chunk, self._calls.max_answer_bytes - len(self.data) + 1))
+                chunk = self._inflater.unconsumed_tail
+        except zlib.error:
+            raise self._calls._encoding(f"its Content-Encoding is {self._coding!r} but its body is not "
+                                        f"{self._coding}") from None
+
+    def content(self) -> bytes:
+        """The whole body; a compressed one cut short is refused."""
+        if self._inflater is not None:
+            try:
+                self._add(self._inflater.flush())
+            except zlib.error:
+                self._inflater = None
+            if self._inflater is None or not self._inflater.eof:
+                raise self._calls._encoding(f"its Content-Encoding is {self._coding!r} but its body is not "
+                                            f"whole {self._coding}")
+        return bytes(self.data)
+
+
 class HttpTransport(_HttpCalls):
     """JSON-RPC over HTTP with httpx. ``token`` is sent as ``Authorization: Bearer <token>``."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0,
                  max_answer_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         super().__init__(url, timeout_s, max_answer_bytes)
-        self._client = httpx.Client(timeout=self.timeout_s, headers=_bearer(token), follow_redirects=False)
+        self._client = _keep_deadlines(httpx.Client(timeout=self.timeout_s, headers=_bearer(token),
+                                                    follow_redirects=False))
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
-        body = bytearray()
+        payload = self._payload(method, params)
+        bound = _DEADLINE.set(time.monotonic() + self.timeout_s)
         try:
-            with self._client.stream("POST", self.url, content=self._payload(method, params),
-                                     headers=_JSON_HEADERS) as resp:
-                self._declared(resp)
-                deadline = time.monotonic() + self.timeout_s
-                for chunk in resp.iter_bytes():
-                    self._gather(body, chunk, deadline)
+            with self._client.stream("POST", self.url, content=payload, headers=_JSON_HEADERS) as resp:
+                body = self._opened(resp)
+                for chunk in resp.iter_raw():
+                    body.gather(chunk)
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
-        return self._decode(resp, bytes(body))
+        finally:
+            _DEADLINE.reset(bound)
+        return self._decode(resp, body.content())
 
     def close(self) -> None:
         self._client.close()
@@ -395,17 +534,18 @@ class AsyncHttpTransport(_HttpCalls):
         return client
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
-        body = bytearray()
+        payload = self._payload(method, params)
         try:
-            async with self._client().stream("POST", self.url, content=self._payload(method, params),
-                                           headers=_JSON_HEADERS) as resp:
-                self._declared(resp)
-                deadline = time.monotonic() + self.timeout_s
-                async for chunk in resp.aiter_bytes():
-                    self._gather(body, chunk, deadline)
+            async with asyncio.timeout(self.timeout_s):
+                async with self._client().stream("POST", self.url, content=payload, headers=_JSON_HEADERS) as resp:
+                    body = self._opened(resp)
+                    async for chunk in resp.aiter_raw():
+                        body.gather(chunk)
+        except TimeoutError:
+            raise self._late() from None
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
-        return self._decode(resp, bytes(body))
+        return self._decode(resp, body.content())
 
     async def aclose(self) -> None:
         """Close the running loop's client; another loop's (closed or not running here) is dropped: its
