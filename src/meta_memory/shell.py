@@ -349,8 +349,8 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
             from .recall.text import query_terms
 
             if not query_terms(query):  # the gateway skipped the search (skip_reason "no_query_terms")
-                _console().print(text(f"nothing searched: {query!r} has no searchable word (one-letter and common "
-                                      "words such as 'the' are skipped); ask with the words the memory holds"))
+                _console().print(text(f"nothing searched: {query!r} has no searchable word (common words such as "
+                                      "'the' and a lower-case letter alone are skipped); ask with the words the memory holds"))
             else:
                 _console().print(text(f"no memory of {identity} matches {query!r}", names=(identity,)))
             return

@@ -152,7 +152,9 @@ def test_query_terms_are_sorted_distinct_and_stable(text: str) -> None:
     assert query_terms(" ".join(terms)) == sorted(set(query_terms(" ".join(terms))))
     # A stopword typed is dropped; a stem may still spell one ("note" -> "not"), and stays searchable.
     assert all(t not in STOPWORDS or any(stem(w) == t != w for w in _words(text)) for t in terms)
-    assert all(len(t) >= 2 or is_cjk(t) or _is_emoji(t) for t in terms)
+    # one character: a digit, a letter written alone in capitals ("B" of plan B; not "A", "I"), CJK, an emoji
+    assert all(len(t) >= 2 or t.isdecimal() or (t.isalpha() and t not in "ai") or is_cjk(t) or _is_emoji(t)
+               for t in terms)
 
 
 def _words(text: str) -> list[str]:
@@ -171,8 +173,9 @@ def test_a_word_whose_stem_spells_a_stopword_is_searchable() -> None:
 def test_case_does_not_matter(word: str) -> None:
     # Letters whose upper case folds elsewhere (Turkish dotless i) are a known limit of casefolding.
     assume(word.upper().casefold() == word.casefold() == word.lower().casefold())
-    # A two-letter word in capitals is an acronym ("US", "IT"), kept even when it spells a short stopword.
-    assume(normalize(word) not in SHORT_STOPWORDS)
+    # A two-letter word in capitals is an acronym ("US", "IT"), kept even when it spells a short stopword, and a
+    # single letter in capitals is a name ("plan B"), kept where a lower-case one is not.
+    assume(normalize(word) not in SHORT_STOPWORDS and all(len(t) > 1 for t in query_terms(word.upper())))
     assert query_terms(word.upper()) == query_terms(word.lower()) == query_terms(word)
 
 

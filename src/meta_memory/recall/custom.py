@@ -113,7 +113,8 @@ class RecordRef:
 
 def normalise_terms(text: str | None, extra: Iterable[str] = ()) -> list[str]:
     """The search terms of ``text`` (and of each ``extra`` string): NFKC, casefolded, stemmed,
-    stopwords and one-letter words dropped, sorted and distinct. ``request.terms()`` is this over
+    stopwords and one-letter words dropped (but a single digit, and a single letter written in capitals other
+    than ``A`` and ``I``), sorted and distinct. ``request.terms()`` is this over
     the request's ``query_text`` and ``query_terms`` (capped at 64)."""
     return query_terms(text, extra)
 

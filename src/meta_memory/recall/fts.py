@@ -87,8 +87,9 @@ SCOPES_TABLE = "records_fts_scopes"
 #: Version of what :func:`document` writes (tokenisation, stemming, columns) and of the statistics
 #: kept beside it. A store must rebuild its index when this (or the DDL) changes. 3: two-letter
 #: words, the Turkish i fold, CJK characters beside their bigrams, emoji. 4: per-scope statistics. 5: the
-#: characters that show nothing inside a word (zero-width space, soft hyphen...) no longer split it.
-INDEX_VERSION = 5
+#: characters that show nothing inside a word (zero-width space, soft hyphen...) no longer split it. 6: a
+#: single digit (``3`` of "level 3"), and a single capital letter but ``A`` and ``I`` (``B`` of "plan B").
+INDEX_VERSION = 6
 
 #: The indexed columns, in table order.
 COLUMNS: tuple[str, ...] = ("title", "body", "tags")

@@ -42,6 +42,18 @@ Rules:
   A two-letter word written in capitals in the text is an acronym and is kept
   even when it spells a short stopword (``US``, ``IT``): both sides apply the
   rule to the text they are given, so they still agree.
+* One character is a token in two cases, on both sides alike. A single decimal
+  digit of any script (``str.isdecimal`` after normalising: ``3``, ``٣``, and
+  ``³`` or ``③``, which NFKC makes ``3``): ``deploy to level 3`` holds the
+  token ``3``, ``level-3`` the tokens ``level-3``, ``level``, ``3``, and
+  ``3.5`` the tokens ``3`` and ``5``. And a single letter written alone in
+  capitals in the text, as the acronym rule above reads capitals (``plan B``,
+  ``vitamin C``, the ``R`` and ``C`` languages; ``C++`` and ``C#`` are the word
+  ``C``), but for the English words ``A`` and ``I`` (:data:`ONE_LETTER_WORDS`):
+  ``plan b`` in lower case has no token ``b``, so ``plan b`` does not find
+  ``plan B`` by it, nor the reverse. Other languages' one-letter words written
+  at a sentence's start (Polish ``W``, Spanish ``Y``) are tokens too, of little
+  weight where they are common. Any other one-letter word is dropped.
 * A kept all-ASCII-letter token is reduced by a light English suffix
   stemmer (:func:`stem`): ``travels`` -> ``travel``, ``researching`` ->
   ``research``; ``hiking``, ``hikes``, ``hike`` -> ``hik``. Measured on LoCoMo it adds
@@ -66,6 +78,7 @@ __all__ = [
     "STOPWORDS",
     "SHORT_STOPWORDS",
     "MIN_TOKEN_CHARS",
+    "ONE_LETTER_WORDS",
     "normalize",
     "compact_whitespace",
     "tokens",
@@ -94,8 +107,12 @@ SHORT_STOPWORDS: frozenset[str] = frozenset(
 
 _DROPPED = STOPWORDS | SHORT_STOPWORDS
 
-#: Minimum length, in characters, of a non-CJK token (the reference: 3).
+#: Minimum length, in characters, of a non-CJK token (the reference: 3), but for a single digit and a single
+#: letter written in capitals (see the module doc).
 MIN_TOKEN_CHARS = 2
+
+#: Letters that, written alone in capitals, are English words rather than names: not tokens (``A``, ``I``).
+ONE_LETTER_WORDS: frozenset[str] = frozenset("ai")
 
 # Code point ranges treated as CJK (split into bigrams). NFKC has already
 # mapped half-width katakana and compatibility jamo/ideographs onto these.
@@ -259,10 +276,18 @@ def is_cjk(char: str) -> bool:
     return bool(_CJK_CHAR.match(char))
 
 
-def _keep(token: str, acronym: bool = False) -> bool:
+def _keep(token: str, capitals: bool = False) -> bool:
+    """Whether the normalised non-CJK ``token`` is a token; ``capitals``: its word was written in capitals."""
     if len(token) < MIN_TOKEN_CHARS:
-        return False
-    return token not in _DROPPED or (acronym and len(token) == 2 and token in SHORT_STOPWORDS)
+        return token.isdecimal() or (capitals and token.isalpha() and token not in ONE_LETTER_WORDS)
+    return token not in _DROPPED or (capitals and len(token) == 2 and token in SHORT_STOPWORDS)
+
+
+def _in_capitals(word: str) -> bool:
+    """True when ``word`` (as written, ``_``/``-`` at its ends aside) is one or two characters, all capitals:
+    an acronym (``US``) or a one-letter name (``B`` of plan B)."""
+    core = word.strip("-_")
+    return len(core) <= 2 and core.isupper()
 
 
 _VOWELS = frozenset("aeiouy")
@@ -303,12 +328,12 @@ def stem(token: str) -> str:
     return word
 
 
-def _word_tokens(segment: str, acronym: bool) -> Iterator[str]:
-    """Tokens of one non-CJK segment of a word (already normalised)."""
+def _word_tokens(segment: str, capitals: bool) -> Iterator[str]:
+    """Tokens of one non-CJK segment of a word (already normalised); ``capitals`` as :func:`_in_capitals`."""
     word = segment.strip("-_")
     if not word:
         return
-    if _keep(word, acronym):
+    if _keep(word, capitals):
         yield stem(word)
     if "-" in word or "_" in word:
         for part in _JOINERS.split(word):
@@ -329,21 +354,21 @@ def _cjk_tokens(run: str, index: bool) -> Iterator[str]:
 def _word_variants(word: str, index: bool) -> tuple[str, ...]:
     """The tokens one word or emoji of the text (as written) yields, on the index or the query side."""
     if word.isascii():  # letters, digits, "_" and "-" only: no emoji, and normalising is lower-casing
-        return tuple(_word_tokens(word.lower(), len(word) == 2 and word.isupper()))
+        return tuple(_word_tokens(word.lower(), _in_capitals(word)))
     if _EMOJI.fullmatch(word):
         return (word,)
     word = strip_ignorable(word)  # "pass\u200bport" is the word "passport"
     if not word:
         return ()
-    acronym = len(word) == 2 and word.isupper()
+    capitals = _in_capitals(word)
     norm = normalize(word)
     if norm.isascii() and _WORD_ONLY.fullmatch(norm):
-        return tuple(_word_tokens(norm, acronym))
+        return tuple(_word_tokens(norm, capitals))
     out: list[str] = []
     # Case folding may yield characters that are not word characters: split again.
     for part in _WORD_ONLY.findall(norm):
         for cjk, other in _CJK_SPLIT.findall(part):
-            out.extend(_cjk_tokens(cjk, index) if cjk else _word_tokens(other, acronym))
+            out.extend(_cjk_tokens(cjk, index) if cjk else _word_tokens(other, capitals))
     return tuple(out)
 
 
@@ -398,7 +423,8 @@ def tokens(text: str) -> list[str]:
     """All index tokens of ``text`` in order, with repeats (for the full-text index).
 
     Example: ``"The Multi-Agent café, S3 我喜欢 🍵"`` ->
-    ``["multi-agent", "multi", "agent", "café", "s3", "我", "喜", "欢", "我喜", "喜欢", "🍵"]``.
+    ``["multi-agent", "multi", "agent", "café", "s3", "我", "喜", "欢", "我喜", "喜欢", "🍵"]``;
+    ``"A plan B for level 3"`` -> ``["plan", "b", "level", "3"]``.
     """
     return _token_list(text, True)
 
@@ -437,8 +463,9 @@ def query_terms(query_text: str | None, extra_terms: Iterable[str] = ()) -> list
     Query tokens of ``query_text`` united with those of every string in
     ``extra_terms`` (the caller's ``query_terms``), all through the same
     tokeniser. Every query term of a text is among the index tokens of the same
-    text. A query made only of stopwords and one-letter words yields ``[]``:
-    ``query_terms("where did I put the") == []``.
+    text. A query made only of stopwords and one-letter words (but a digit, and a letter in capitals other than
+    ``A`` and ``I``) yields ``[]``: ``query_terms("where did I put the") == []``, ``query_terms("level 3") ==
+    ["3", "level"]``.
     """
     terms: set[str] = set()
     if query_text:
