@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import echo
 
-__all__ = ["MISSING", "DuplicateKeyError", "NotANumberError", "loads", "top_level_member"]
+__all__ = ["MISSING", "DuplicateKeyError", "NestingTooDeepError", "NotANumberError", "loads", "top_level_member"]
 
 
 class DuplicateKeyError(ValueError):
@@ -27,6 +27,14 @@ class DuplicateKeyError(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(f"duplicate key {json.dumps(echo(key))} in an object")
         self.key = key
+
+
+class NestingTooDeepError(ValueError, RecursionError):
+    """JSON text whose objects and arrays nest deeper than the reader goes (about 1,000 levels: the
+    interpreter's recursion limit). A ``ValueError``, so every boundary that refuses text that is not
+    JSON refuses it the same way (a model's ``memory`` tool arguments answer an ``is_error`` result, an
+    import line is refused naming the line), and a ``RecursionError``, so a boundary that tells it apart
+    (the JSON-RPC reader answering under the request's top-level ``id``) still does."""
 
 
 class NotANumberError(ValueError):
@@ -62,10 +70,14 @@ def loads(text: str | bytes | bytearray) -> Any:
     back as text no strict client parses.
 
     Raises :class:`DuplicateKeyError` for a repeated key, :class:`NotANumberError` for a non-number,
-    ``json.JSONDecodeError`` for text that is not JSON, ``RecursionError`` for nesting past the
-    interpreter's limit (all but the last are ``ValueError`` subclasses).
+    ``json.JSONDecodeError`` for text that is not JSON, :class:`NestingTooDeepError` for nesting past
+    the interpreter's limit (all of them ``ValueError`` subclasses; the last is a ``RecursionError`` too).
     """
-    return json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite)
+    try:
+        return json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite)
+    except RecursionError:
+        raise NestingTooDeepError("JSON nested too deep for the reader (objects and arrays nest at most "
+                                  "about 1,000 levels)") from None
 
 
 #: What :func:`top_level_member` answers when there is no member to answer.

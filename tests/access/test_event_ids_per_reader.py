@@ -28,7 +28,7 @@ WRITER, READER, AUDITOR = "event-ids-writer-0001", "event-ids-reader-0001", "eve
 NEIGHBOUR = "event-ids-neighbour-0001"
 GRANTS = [("writer", "agent.memory.write"), ("writer", "agent.memory.read"), ("writer", "agent.view")]
 GRANTS += [("reader", a, {"identity": MINE}) for a in ("agent.memory.read", "agent.view")]
-GRANTS += [("auditor", a) for a in ("agent.memory.read", "agent.view")]
+GRANTS += [("auditor", a) for a in ("agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read")]
 GRANTS += [("neighbour", a, {"identity": OTHER}) for a in ("agent.memory.read", "agent.view")]
 OPAQUE = re.compile(r"evt-[0-9a-f]{16}")
 

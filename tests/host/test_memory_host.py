@@ -91,6 +91,18 @@ def test_tool_errors_come_back_as_results_never_exceptions(handle: Any) -> None:
         "Proposed to mob scope as prop-")
 
 
+def test_tool_arguments_nested_too_deep_come_back_as_a_result(handle: Any) -> None:
+    # a model steered by a web page can emit a thousand brackets as its tool-call arguments: the host's
+    # loop gets an is_error result for the model, never an exception that ends the run
+    host = MemoryHost(handle)
+    host.start_session("agent:scout", "scout-3")
+    deep = '{"action": "recall", "query_text": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    assert host.dispatch_memory_tool(deep) == {
+        "text": "memory tool arguments must be a JSON object", "is_error": True, "exclude_from_indexing": True}
+    assert host.dispatch_memory_tool("[" * 5_000 + "]" * 5_000)["is_error"] is True
+    assert host.dispatch_memory_tool({"action": "recall"})["is_error"] is False
+
+
 def test_calls_before_a_session_and_empty_identities_are_refused(tmp_path: Path) -> None:
     with Meta.builder().persistent_state(tmp_path / "s").build() as handle:
         host = MemoryHost(handle)

@@ -83,6 +83,16 @@ def test_prefixes_match_whole_labels_only(store: MetaMemoryStore) -> None:
     assert store.get(("tenant", "acme-corp"), "a").value == {"v": 4}  # type: ignore[union-attr]
 
 
+def test_a_record_nested_too_deep_for_the_reader_is_not_an_item(store: MetaMemoryStore, handle: MetaHandle) -> None:
+    # the store's identity also holds what its agents remember (the memory tool): a body of a thousand
+    # brackets around a query's word is recalled with the items, and is skipped as not an item
+    ns = ("docs",)
+    store.put(ns, "passport", {"text": "The passport is in the top drawer"})
+    handle.remember_agent_memory("langgraph", title="note", body="[" * 5_000 + '"passport"' + "]" * 5_000)
+    assert [h.key for h in store.search(ns, query="passport")] == ["passport"]
+    assert store.get(ns, "passport") is not None
+
+
 def test_search_by_query_uses_recall_and_filters_and_pages(store: MetaMemoryStore) -> None:
     ns = ("docs",)
     store.put(ns, "passport", {"text": "The passport is in the top drawer of the desk", "year": 2024})

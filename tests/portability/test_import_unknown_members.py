@@ -128,3 +128,18 @@ def test_any_added_name_is_caught_unless_the_encoding_defines_it(name: str, wher
         assert name in defined
     else:
         assert found.endswith("." + name)
+
+
+def test_a_line_nested_too_deep_is_refused_by_line_not_with_a_traceback(tmp_path: Path) -> None:
+    # a crafted export line whose arrays nest past the JSON reader's depth (about 1,000 levels, far
+    # inside the 1 MiB line cap) is refused naming the line, as any line that is not JSON is
+    dump = _write(tmp_path / "x.jsonl", [_record("mem-ok-1")])
+    with dump.open("a", encoding="utf-8") as f:
+        f.write('{"type": "record", "realm": "default", "record": ' + "[" * 5_000 + "]" * 5_000 + "}\n")
+    state = tmp_path / "dst"
+    out = mm("import", str(dump), "--state-dir", str(state))
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr and "line 3" in out.stderr and "nested too deep" in out.stderr, out.stderr
+    state.mkdir(exist_ok=True)
+    listed = mm("list", "--identity", ID, "--json", "--state-dir", str(state))
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr

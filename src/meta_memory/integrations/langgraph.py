@@ -60,13 +60,13 @@ leave two records of it; ``get`` and ``search`` answer the newest one.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from meta_memory import strict_json
 from meta_memory.agent_memory.fields import MAX_BODY_BYTES
 from meta_memory.agent_memory.filters import matches, parse_filter
 from meta_memory.errors import InvalidParams, echo
@@ -227,8 +227,8 @@ class MetaMemoryStore(BaseStore):
 
     @staticmethod
     def _envelope(rec: Any) -> dict[str, Any] | None:
-        try:
-            env = json.loads(rec.body)
+        try:  # a record of the identity that is not an item (one nested past the reader, too) is skipped
+            env = strict_json.loads(rec.body)
         except ValueError:
             return None
         if not isinstance(env, dict) or not {"namespace", "key", "value"} <= env.keys():

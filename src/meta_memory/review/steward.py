@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from meta_memory import strict_json
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope, ScopeKind, age_days
 from meta_memory.agent_memory.store.tables import HarvestRow
 from meta_memory.review.model import clip_rationale
@@ -547,7 +548,7 @@ def parse_steward_reply(text: str, inputs: DreamInputs) -> StewardDecision:
     m = _FENCE.match(text)
     raw = m.group(1) if m else text.strip()
     try:
-        data = json.loads(raw)
+        data = strict_json.loads(raw)  # a repeated key or nesting past the reader is no JSON to act on
     except ValueError:
         out.refused.append("steward reply is not valid JSON; no verdict applied")
         return out

@@ -30,6 +30,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..agent_memory.model import Scope
     from ..rpc.registry import MethodSpec
 
+#: What a caller holds, unscoped and under no deny, to see every timeline event (and so be shown the plain
+#: shared sequence): identity events need read + view, a promotion's the read of its mob or operator scope.
+_SEES_EVERY = ("agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read")
+
+
 __all__ = ["AccessService"]
 
 
@@ -110,24 +115,35 @@ class AccessService:
 
     def event_visible(self, principal: Principal | None, event: EventEnvelope) -> bool:
         """A timeline event about an identity needs read + view on it; a system event needs
-        an unscoped ``agent.memory.read``."""
+        an unscoped ``agent.memory.read``, and one about a stored scope (``data.scope_kind`` and
+        ``data.scope_key``: a promotion into a mob, an operator scope or the realm) also what reading that
+        scope's rows needs (:meth:`Visibility.scope`: ``mob.memory.read`` on the mob, ...), so a deny that
+        withholds a mob's rows withholds its events too."""
         if not self.policy.enabled:
             return True
         who = principal or ANONYMOUS
+        named = event.data.get("realm")
+        realm = named if isinstance(named, str) else self.resources.default_realm
         if event.identity == SYSTEM_IDENTITY:
-            return self.policy.check(who, "agent.memory.read", Resource.unscoped())
-        realm = event.data.get("realm") if isinstance(event.data.get("realm"), str) else self.resources.default_realm
+            if not self.policy.check(who, "agent.memory.read", Resource.unscoped()):
+                return False
+            kind, key = event.data.get("scope_kind"), event.data.get("scope_key")
+            if not isinstance(kind, str) or not isinstance(key, str):
+                return True
+            try:
+                return self.visibility(principal).scope(realm, kind, key)
+            except ValueError:  # a scope kind this release does not know: fail closed
+                return False
         res = self.resources.identity(realm, event.identity)
         return self.policy.check(who, "agent.memory.read", res) and self.policy.check(who, "agent.view", res)
 
     def event_cursor(self, principal: Principal | None) -> EventCursor:
         """How ``principal`` is shown event ids and reads them back (:mod:`meta_memory.events.cursor`):
-        the plain shared sequence when it sees every event (no ``[access]``, or an unscoped
-        ``agent.memory.read`` and ``agent.view``), else opaque ids under a key of its own, derived from
+        the plain shared sequence when it sees every event (no ``[access]``, or each action of
+        :data:`_SEES_EVERY` granted unscoped with no deny of it that applies to the caller), else opaque ids under a key of its own, derived from
         the installation's session-digest secret (so its cursors survive a restart)."""
         who = principal or ANONYMOUS
-        if not self.policy.enabled or (self.policy.check(who, "agent.memory.read", Resource.unscoped())
-                                       and self.policy.check(who, "agent.view", Resource.unscoped())):
+        if not self.policy.enabled or all(self.policy.check(who, action, Resource.every()) for action in _SEES_EVERY):
             return EventCursor(None)
         reader = b"\0anonymous" if who.name is None else b"principal\0" + who.name.encode("utf-8", "surrogatepass")
         return EventCursor(hmac.new(self.digest_secret, b"meta-memory event cursor\0" + reader, hashlib.sha256).digest())
