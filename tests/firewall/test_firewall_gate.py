@@ -66,6 +66,11 @@ def test_tainted_agent_session_quarantines_with_source(tracker: TaintTracker) ->
     assert gate.quarantine_reason(AGENT, realm="default") == "session tainted by web tool 'web_search'"
     assert gate.quarantine_reason(OTHER, realm="default") is None  # another identity is unaffected
     tracker.note_session(SessionRef("default", "lead:main", "session-2"))
+    assert gate.quarantine_reason(AGENT, session_key="session-2", realm="default") is None
+    # a write naming no session may come from s1's context: it still carries s1's taint
+    assert gate.quarantine_reason(AGENT, realm="default") == "session tainted by web tool 'web_search'"
+    tracker.reset(SessionRef("default", "lead:main", "s1"))
+    tracker.note_session(SessionRef("default", "lead:main", "session-2"))
     assert gate.quarantine_reason(AGENT, realm="default") is None
 
 
@@ -93,7 +98,8 @@ def test_a_write_carries_its_own_session_taint_whichever_session_was_noted_last(
     tracker.note_session(SessionRef("default", "lead:main", "s-clean"))  # the clean sibling is noted last
     assert gate.quarantine_reason(AGENT, session_key="s-clean", realm="default") is None
     assert gate.quarantine_reason(AGENT, session_key="s-bad", realm="default") == tainted
-    assert gate.quarantine_reason(AGENT, realm="default") is None
+    # no session named: any of the identity's sessions may have written it, s-bad's taint counts
+    assert gate.quarantine_reason(AGENT, realm="default") == tainted
 
 
 def test_pending_taint_counts_for_a_write_naming_any_session(tracker: TaintTracker) -> None:

@@ -76,7 +76,9 @@ def test_taint_is_cleared_only_by_the_owners_reset(ops: list[tuple[str, str, str
                 expect = cur is not None and (r, i, cur) in tainted
                 assert (tracker.identity_taint(i, realm=r) is not None) == expect
                 author = {"author": "agent", "identity": i}
-                assert (gate.quarantine_reason(author, realm=r) is not None) == expect
+                # a write naming no session carries the taint of any of the identity's sessions in the realm
+                any_tainted = any((r, i, s) in tainted for s in SESSIONS)
+                assert (gate.quarantine_reason(author, realm=r) is not None) == any_tainted
                 # a write naming its session carries that key's taint in the realm (its own, or another
                 # identity's), never that of a sibling session noted later or earlier
                 for s in SESSIONS:

@@ -104,3 +104,18 @@ def test_at_the_session_state_cap_new_sessions_are_refused_and_writes_quarantine
     # ... and a clean known session's LLM write quarantines while the state is full (fail closed)
     text = llm_write(gw, "known:1", "k1", "clean but at the cap")
     assert "QUARANTINED" in text and "capacity" in text
+
+
+def test_a_write_naming_no_session_carries_the_taint_of_any_of_the_identitys_sessions(gateway: GatewayProcess) -> None:
+    """A ``memory`` tool write without a ``session_key`` may come from any of the identity's contexts: with
+    session A tainted and a clean session B noted after it (B the identity's current session), the unnamed
+    write is held, while B's named write lands active. Once A is reset, unnamed writes land active again."""
+    ident = "several:1"
+    taint(gateway, ident, "tainted-a")
+    gateway.result("meta/session/note", {"identity": ident, "session_key": "clean-b"})
+    assert "QUARANTINED" not in llm_write(gateway, ident, "clean-b", "from B, named")
+    held = llm_write(gateway, ident, None, "from no named session")
+    assert "QUARANTINED" in held and "web_fetch" in held, held
+    gateway.result("meta/session/reset", {"identity": ident, "session_key": "tainted-a"})
+    gateway.result("meta/session/note", {"identity": ident, "session_key": "clean-b"})
+    assert "QUARANTINED" not in llm_write(gateway, ident, None, "unnamed, after A's reset")

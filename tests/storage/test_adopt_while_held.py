@@ -28,6 +28,7 @@ def test_adoption_is_refused_while_a_runtime_holds_the_directory(tmp_path: Path)
         held = meta_memory_cli("storage-adopt-predecessor", "--state-dir", str(state), "--apply")
         assert held.returncode == 1, (held.stdout, held.stderr)
         assert b"is already in use by another meta-memory runtime" in held.stderr, held.stderr
+        assert b"no --url (import, storage-adopt-predecessor)" in held.stderr, held.stderr  # the advice names it
         assert predecessor.is_file() and not (state / "memory-ledger-state.json").exists()
         meta.memory_index("identity:ops", "release", fact="Releases ship on Tuesdays.")
     # the runtime's own write landed; adopting now meets it and is refused, the runtime's ledger kept

@@ -225,8 +225,8 @@ class TaintTracker:
 
     def write_taint(self, session: SessionRef) -> TaintState | None:
         """The taint an LLM write from ``session`` carries (``docs/security.md``, "Firewall: session
-        taint"): the identity's pending taint, then that session's own taint (its current session's
-        when ``session_key`` is ``None``), then another identity's live taint of that key in the realm,
+        taint"): the identity's pending taint, then that session's own taint (when ``session_key`` is
+        ``None``: its current session's, else any of its sessions' in the realm), then another identity's live taint of that key in the realm,
         of an identity ``session.shares_key_with`` admits (every one when ``None``)."""
         return self.state.write_taint(session.realm, session.identity, session.session_key,
                                       session.shares_key_with)

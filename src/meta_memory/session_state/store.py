@@ -671,7 +671,9 @@ class SessionStateStore:
                     counts: Callable[[str], bool] | None = None) -> TaintState | None:
         """The taint a write by ``ident`` from ``session`` in ``realm`` carries.
 
-        Without a session: the identity's pending taint, else its current session's. With one: the
+        Without a session: the identity's pending taint, else its current session's, else any of its
+        sessions' live taint in ``realm`` (a write that names no session may come from any of its contexts,
+        so it fails closed; the held taints agree). With one: the
         identity's pending taint (untrusted content seen before any session was known), else the
         live taint of that ``session`` key in ``realm`` -- the identity's own first, else another
         identity's that ``counts`` admits (every identity's when ``None``; a legacy entry without an
@@ -680,7 +682,7 @@ class SessionStateStore:
         tainted session writes active whichever of the two was noted last."""
         def fn(sql: Sql) -> TaintState | None:
             if not session:
-                return self._identity_taint(sql, realm, ident)
+                return self._identity_taint(sql, realm, ident) or self._any_session_taint(sql, realm, ident)
             rows = sql.rows("SELECT pending_at_ms, pending_source FROM {t}session_identities "
                             "WHERE realm = ? AND identity = ?", (realm, ident))
             taint = _taint(rows[0][0], rows[0][1]) if rows else None
@@ -694,6 +696,13 @@ class SessionStateStore:
             if held is not None:
                 return held
         return self._db.read(fn)
+
+    @staticmethod
+    def _any_session_taint(sql: Sql, realm: str, ident: str) -> TaintState | None:
+        """The earliest live taint of any of ``ident``'s sessions in ``realm`` (``None`` when all are clean)."""
+        rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? AND identity = ? "
+                        "AND tainted_at_ms IS NOT NULL ORDER BY tainted_at_ms LIMIT 1", (realm, ident))
+        return _taint(rows[0][0], rows[0][1]) if rows else None
 
     @staticmethod
     def _key_taint(sql: Sql, realm: str, ident: str, session: str,

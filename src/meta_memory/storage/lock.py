@@ -78,7 +78,7 @@ class StateDirLock:
                     "building another, or share the one handle")
         who = f" (pid {pid})" if pid else ""
         instead = ("if it is a gateway, call it with --url instead of --state-dir, or stop it first for a command "
-                   "that has no --url (import); if it is an MCP server "
+                   "that has no --url (import, storage-adopt-predecessor); if it is an MCP server "
                    "(`meta-memory mcp --state-dir`), stop its client first" if one_shot else
                    "serve it once with `meta-memory serve` and reach that gateway by URL: --url on the command "
                    "line (mcp, remember, ...), Meta.connect(url) in an SDK; or give this one its own --state-dir")
