@@ -656,6 +656,19 @@ def _metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:
     return normalize_metadata(data.get("metadata"), "record.metadata")
 
 
+def _stored_metadata(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``metadata`` member of a record's JSON as this store wrote it (``{}`` when absent): an object with
+    string keys, its values as stored. The release that wrote it checked it by its own rules; today's are not
+    applied again on reading (a later, stricter key rule would make the row unreadable). ``ValueError`` when it
+    is not such an object."""
+    value = data.get("metadata")
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError("record.metadata must be an object")
+    return dict(value)
+
+
 @dataclass(frozen=True, slots=True)
 class NewMemoryRecord:
     """A record payload before it has an id, scope, tier or status.
@@ -695,7 +708,11 @@ class NewMemoryRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> NewMemoryRecord:
+    def from_json(cls, data: dict[str, Any], *, stored: bool = False) -> NewMemoryRecord:
+        """The payload of ``data`` (its JSON form above); ``ValueError`` when a member is broken. ``stored``:
+        ``data`` is a row this store wrote (a proposal), read as it was stored: its metadata keeps the keys the
+        release that wrote it accepted (:func:`_stored_metadata`); a write of the payload is checked by
+        today's rules again (the validator's :func:`~meta_memory.agent_memory.validator.normalize_record`)."""
         if not isinstance(data, dict):
             raise ValueError("record must be an object")
         tags = data.get("tags") or []
@@ -708,7 +725,7 @@ class NewMemoryRecord:
             body=_req_str(data, "body", "record"),
             tags=tuple(tags),
             provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
-            metadata=_metadata_of(data),
+            metadata=_stored_metadata(data) if stored else _metadata_of(data),
         )
 
 

@@ -184,9 +184,11 @@ def refuse_secrets(record: NewMemoryRecord | MemoryRecord, op_index: int = 0, *m
                                secret_class=found)
 
 
-def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
+def normalize_record(record: NewMemoryRecord, *, stored: bool = False) -> NewMemoryRecord:
     """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised,
-    ``metadata`` checked (:func:`~meta_memory.agent_memory.fields.normalize_metadata`: caps, key rule, JSON only).
+    ``metadata`` checked (:func:`~meta_memory.agent_memory.fields.normalize_metadata`: caps, key rule, JSON only),
+    but kept as stored with ``stored`` (a row this store wrote, read back to compare its text, never written
+    from here: :meth:`NewMemoryRecord.from_json` with ``stored``).
 
     Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps. A record already in
     canonical form (every application write: its fields were normalised on the way in) is returned as is.
@@ -195,7 +197,7 @@ def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
     description = compact_whitespace(record.description)
     body = record.body.strip()
     tags = normalize_tags(record.tags)
-    metadata = normalize_metadata(record.metadata)
+    metadata = record.metadata if stored else normalize_metadata(record.metadata)
     if (title == record.title and description == record.description and body == record.body and tags == record.tags
             and metadata == record.metadata):
         return record

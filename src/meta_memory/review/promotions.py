@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, Op, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.fields import FieldError
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import (
     Author,
@@ -81,6 +82,18 @@ def write_gate(store: AgentMemoryStore, gate: WriteGate | None | _StoreGate) -> 
 
 def _refuse(detail: str) -> AgentMemoryError:
     return AgentMemoryError("invalid_record", detail)
+
+
+def proposed_record(proposal_id: str, stored: dict[str, Any]) -> NewMemoryRecord:
+    """The payload of proposal ``proposal_id`` (its stored JSON ``stored``) held to today's rules before it is
+    written anywhere: a proposal an earlier release stored under a rule since tightened (a metadata key now
+    refused) is refused as ``invalid_record`` naming the rule, never written, and never an internal error."""
+    try:
+        return normalize_record(NewMemoryRecord.from_json(stored, stored=True))
+    except ValueError as exc:
+        rule = exc.rule if isinstance(exc, FieldError) else str(exc)
+        raise _refuse(f"proposal '{echo(proposal_id)}' cannot be accepted: {rule}; reject it, and propose the "
+                      "content again") from None
 
 
 def unknown_promotion(pending_id: str) -> AgentMemoryError:
@@ -176,7 +189,7 @@ def _stage_promotion(
         if prop.status not in ("pending", "held"):
             raise _refuse(f"proposal '{source_id}' is {prop.status}, not pending")
         scope = target_scope or Scope.from_storage(tx.realm, prop.scope_kind, prop.scope_key)
-        record = NewMemoryRecord.from_json(prop.record)
+        record = proposed_record(source_id, prop.record)
         ops: tuple[Op, ...] = (
             CreateOp(
                 scope=scope,

@@ -26,12 +26,11 @@ from meta_memory.agent_memory.model import NewMemoryRecord, Scope, TrustTier
 from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tables import ProposalRow
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
-from meta_memory.agent_memory.validator import normalize_record
 from meta_memory.errors import AgentMemoryError, echo
 from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_realm
 from meta_memory.review.model import Reviewer
-from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, write_gate
+from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, proposed_record, write_gate
 
 __all__ = [
     "PROPOSAL_STATUSES",
@@ -89,7 +88,7 @@ def _proposal(row: ProposalRow) -> Proposal:
         realm=row.realm,
         proposal_id=row.proposal_id,
         scope=Scope.from_storage(row.realm, row.scope_kind, row.scope_key),
-        record=NewMemoryRecord.from_json(row.record),
+        record=NewMemoryRecord.from_json(row.record, stored=True),  # as stored: listed, never written from here
         author=row.author,
         status=row.status,
         created_at_ms=row.created_at_ms,
@@ -185,8 +184,8 @@ class AcceptOutcome:
 def _accept_in_tx(
     tx: WriteTx, proposal_id: str, committer: Reviewer, rationale: str | None, gate: WriteGate | None
 ) -> AcceptOutcome:
-    prop = _proposal(_require_open(tx, proposal_id))
-    record = normalize_record(prop.record)
+    row = _require_open(tx, proposal_id)
+    prop, record = _proposal(row), proposed_record(proposal_id, row.record)
     duplicate = tx.active_duplicate(prop.scope, content_hash(record.title, record.body))
     if duplicate is not None:
         tx.proposals.set_status(proposal_id, "accepted", OPEN_STATUSES)
@@ -199,7 +198,7 @@ def _accept_in_tx(
         ops=(
             CreateOp(
                 scope=prop.scope,
-                record=prop.record,
+                record=record,
                 trust=TrustTier.AGENT_OBSERVED,
                 rationale=f"accepted proposal {proposal_id}{suffix}",
                 tainted_source=prop.tainted,

@@ -466,7 +466,7 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
         proposer_scope = ("identity", logical_identity(proposer)) if isinstance(proposer, str) and proposer else None
         record: NewMemoryRecord | None
         try:
-            record = normalize_record(NewMemoryRecord.from_json(row.record))
+            record = normalize_record(NewMemoryRecord.from_json(row.record, stored=True), stored=True)
             hashes = erasure_hashes(record.title, record.body)
             shown = field_hashes(shown_texts(record)) if erased_fields else set()
         except (ValueError, KeyError, TypeError):
