@@ -523,14 +523,21 @@ class AsyncHttpTransport(_HttpCalls):
         self._headers = _bearer(token)  # a token no header can carry is refused here, before any loop runs
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary())
+        self._clients_lock = threading.Lock()
 
     def _client(self) -> httpx.AsyncClient:
-        """The running loop's client, made at its first call on that loop."""
+        """The running loop's client, made at its first call on that loop. A closed loop's client is dropped
+        then: its pooled connections refer to their loop, so the weak key alone would keep every closed
+        loop, its client and its open sockets for the handle's life (one more per ``asyncio.run``); dropped,
+        the garbage collector closes them."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers, follow_redirects=False)
-            self._clients[loop] = client
+        with self._clients_lock:  # loops of several threads may share the handle
+            client = self._clients.get(loop)
+            if client is None:
+                for closed in [owner for owner in self._clients if owner.is_closed()]:
+                    del self._clients[closed]
+                client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers, follow_redirects=False)
+                self._clients[loop] = client
         return client
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
@@ -551,7 +558,8 @@ class AsyncHttpTransport(_HttpCalls):
         """Close the running loop's client; another loop's (closed or not running here) is dropped: its
         connections cannot be closed from this loop, and a closed loop's are gone with it."""
         loop = asyncio.get_running_loop()
-        clients, self._clients = dict(self._clients), weakref.WeakKeyDictionary()
+        with self._clients_lock:
+            clients, self._clients = dict(self._clients), weakref.WeakKeyDictionary()
         for owner, client in clients.items():
             if owner is loop:
                 await client.aclose()
