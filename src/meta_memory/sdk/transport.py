@@ -467,6 +467,8 @@ class _Body:
                     raise zlib.error("data after the end of the stream")
                 self._add(self._inflater.decompress(chunk, self._calls.max_answer_bytes - len(self.data) + 1))
                 chunk = self._inflater.unconsumed_tail
+            if self._inflater.unused_data:  # bytes after the end within this piece: refused as in the next
+                raise zlib.error("data after the end of the stream")
         except zlib.error:
             raise self._calls._encoding(f"its Content-Encoding is {self._coding!r} but its body is not "
                                         f"{self._coding}") from None
