@@ -35,6 +35,7 @@ from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..access.principal import Principal
+    from ..runtime import Runtime
     from ..server.gateway import Gateway
 
 __all__ = ["GatewayUnreachable", "NotAGateway", "UnreadableAnswer", "check_token", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
@@ -186,7 +187,8 @@ class EmbeddedTransport:
     """Calls the method table in-process (the runtime lives inside the host).
 
     The runtime stops on :meth:`close`, or when the transport (its handle) is garbage-collected without
-    it: a dropped handle does not keep its state directory locked until the process exits."""
+    it: a dropped handle does not keep its state directory locked until the process exits, unless its
+    runtime was handed out (:meth:`hand_out`: ``handle.runtime``), which then lives until ``close()``."""
 
     def __init__(self, gateway: Gateway, principal: Principal | None = None) -> None:
         self.gateway = gateway
@@ -199,6 +201,14 @@ class EmbeddedTransport:
 
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
         return await asyncio.to_thread(self.call, method, params)
+
+    def hand_out(self) -> Runtime:
+        """The runtime, for a caller that keeps it (``handle.runtime``): from then on the transport's
+        collection no longer closes it (whatever holds the runtime would find it closed under it);
+        :meth:`close` still does."""
+        self._finalizer.detach()
+        runtime: Runtime = self.gateway.runtime
+        return runtime
 
     def close(self) -> None:
         self._finalizer.detach()
