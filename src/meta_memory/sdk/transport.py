@@ -580,8 +580,9 @@ class AsyncHttpTransport(_HttpCalls):
 class StdioTransport:
     """Spawns ``meta-memory gateway --stdio`` and talks newline-delimited JSON-RPC over its pipes.
 
-    Calls are serialised (one in flight at a time); the child exits when the
-    transport is closed.
+    Calls are serialised (one in flight at a time); each answer is matched to its call by the request id,
+    so the answer of a call interrupted after its request was sent is passed over, never taken as the next
+    call's. The child exits when the transport is closed.
     """
 
     def __init__(self, state_dir: Path | str, *, config: Path | str | None = None, command: list[str] | None = None) -> None:
@@ -620,16 +621,33 @@ class StdioTransport:
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         with self._lock:
             assert self._proc.stdin is not None and self._proc.stdout is not None
-            line = encode_request(method, params, next(self._ids))
+            request_id = next(self._ids)
+            line = encode_request(method, params, request_id)
             try:
                 self._proc.stdin.write(line + b"\n")
                 self._proc.stdin.flush()
-                out = self._proc.stdout.readline()
+                while True:
+                    out = self._proc.stdout.readline()
+                    if not out:
+                        raise MetaError(self._exit_reason())
+                    response = self._read(out)
+                    answered = response.get("id") if isinstance(response, dict) else None
+                    # an earlier id answers a call interrupted after its request was sent: not this one's
+                    if not (isinstance(answered, int) and answered < request_id):
+                        break
             except (BrokenPipeError, OSError) as exc:
                 raise MetaError(f"stdio gateway is gone: {exc}") from None
-            if not out:
-                raise MetaError(self._exit_reason())
-            return _unwrap(json.loads(out))
+            return _unwrap(response)
+
+    @staticmethod
+    def _read(line: bytes) -> Any:
+        """One answer line, read strictly; one nested past the reader is :class:`UnreadableAnswer`."""
+        try:
+            return strict_json.loads(line)
+        except RecursionError:
+            raise UnreadableAnswer("the stdio gateway", "nesting", "its JSON nests deeper than can be read") from None
+        except ValueError:
+            raise InternalError("malformed JSON-RPC response from the gateway") from None
 
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
         """:meth:`call` on a worker thread, so an async host's event loop is not blocked."""
