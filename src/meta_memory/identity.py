@@ -16,7 +16,7 @@ from functools import lru_cache
 from .limits import MAX_REALM_FILE_STEM_BYTES
 from .textfold import invisible_characters
 
-__all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", "parse_mob", "parse_operator",
+__all__ = ["DEFAULT_REALM", "check_name", "disguise", "parse_identity", "logical_identity", "parse_mob", "parse_operator",
            "parse_realm"]
 
 DEFAULT_REALM = "default"
@@ -50,6 +50,24 @@ def _HIDDEN() -> re.Pattern[str]:  # noqa: N802 - the rule's name, read as a con
 _ODD_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cn", "Co", "Cs"})
 
 
+def disguise(value: str) -> tuple[str, str] | None:
+    """How ``value`` could show as another text, by the name rule, or ``None``: ``("hidden", "")`` for a C1
+    control or an invisible character (:data:`_HIDDEN`), ``("odd", <the character>)`` for one of
+    :data:`_ODD_CATEGORIES`, ``("nfc", "")`` for a form other than Unicode NFC. ASCII text never has one.
+    The one statement of that part of the rule: :func:`check_name` refuses a name by it, and a record's
+    metadata keys (:func:`meta_memory.agent_memory.fields.metadata_key_problem`) are refused by it too."""
+    if value.isascii():
+        return None
+    if _HIDDEN().search(value) is not None:
+        return ("hidden", "")
+    odd = next((ch for ch in value if not ch.isascii() and unicodedata.category(ch) in _ODD_CATEGORIES), None)
+    if odd is not None:
+        return ("odd", odd)
+    if not unicodedata.is_normalized("NFC", value):
+        return ("nfc", "")
+    return None
+
+
 def check_name(name: str, value: str, max_bytes: int, *, noun: str = "name") -> str:
     """``value`` (a non-blank identity, realm or session key) unless it breaks a rule: a ``ValueError`` naming
     ``name`` (and calling the value a ``noun``) and the rule it breaks (whitespace at either end, control characters, invisible or
@@ -62,20 +80,20 @@ def check_name(name: str, value: str, max_bytes: int, *, noun: str = "name") -> 
         raise ValueError(f"{name} must not begin or end with whitespace (a {noun} is taken as given, never trimmed)")
     if _CONTROL.search(value) is not None:
         raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
-    if not value.isascii():
-        if _HIDDEN().search(value) is not None:
+    broken = disguise(value)
+    if broken is not None:
+        rule, odd = broken
+        if rule == "hidden":
             raise ValueError(f"{name} must not contain invisible or direction-changing characters "
                              "(format characters such as zero-width, soft hyphen, tag and bidirectional "
                              "characters; variation selectors, fillers, C1 controls)")
-        odd = next((ch for ch in value if not ch.isascii() and unicodedata.category(ch) in _ODD_CATEGORIES), None)
-        if odd is not None:
+        if rule == "odd":
             raise ValueError(f"{name} must not contain U+{ord(odd):04X}: a space other than U+0020, a line or "
                              "paragraph separator, an unassigned, private-use or surrogate code point "
                              '("hr\\u00a0team" would show as "hr team" and name another scope)')
-        if not unicodedata.is_normalized("NFC", value):
-            raise ValueError(f"{name} must be in Unicode NFC form (a letter and its accent composed into one "
-                             "character, as most keyboards type them), so that two spellings of one name "
-                             "cannot name two scopes")
+        raise ValueError(f"{name} must be in Unicode NFC form (a letter and its accent composed into one "
+                         "character, as most keyboards type them), so that two spellings of one name "
+                         "cannot name two scopes")
     if len(value) * 4 <= max_bytes:  # no character takes more than four bytes
         return value
     size = len(value.encode("utf-8", "surrogatepass"))

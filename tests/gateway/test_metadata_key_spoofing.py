@@ -1,8 +1,9 @@
 """A metadata key that shows as another key is refused on every write, over a real socket: a key holding an
 invisible or direction-changing character (zero-width, bidirectional controls, the soft hyphen, the byte
-order mark, a variation selector, a Hangul filler), a C1 control, a space other than U+0020 or a line
-separator would show in the console and in a prompt as a key it is not. The refusal names the key's path
-(``metadata.<key>``, escaped) and the rule; a key in any script without such characters is kept as given."""
+order mark, a variation selector, a Hangul filler), a C1 control, a space other than U+0020, a line
+separator, an unassigned code point or a form other than NFC (an accent as a combining mark) would show in
+the console and in a prompt as a key it is not. The refusal names the key's path (``metadata.<key>``,
+escaped) and the rule; a key in any script without such characters is kept as given."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ SPOOFS = {
     "C1 control": ("source\u0085", "source\\x85"),
     "no-break space": ("source\u00a0id", "source\\xa0id"),
     "line separator": ("source\u2028id", "source\\u2028id"),
+    "decomposed accent": ("cafe\u0301", "cafe\\u0301"),  # shows as the composed "café", another key
+    "unassigned code point": ("a\u0378b", "a\\u0378b"),
 }
 
 

@@ -73,13 +73,15 @@ class _Hostile(BaseHTTPRequestHandler):
             except OSError:
                 pass
             self.close_connection = True
-        elif self.path.startswith(("/gzip", "/stacked", "/brotli", "/badgzip", "/smallgzip")):
+        elif self.path.startswith(("/gzip", "/stacked", "/brotli", "/badgzip", "/smallgzip", "/trailgzip")):
             encoding, body = {
                 "/gzip": ("gzip", _BOMB),
                 "/stacked": ("gzip, gzip", _STACKED),
                 "/brotli": ("br", b"\x0b\x01\x80{}\x03"),
                 "/badgzip": ("gzip", b"not gzip at all"),
                 "/smallgzip": ("gzip", gzip.compress(head + b'{"records": [], "next_cursor": null}}')),
+                # a whole gzip stream, then bytes after its end in the same write (so the same piece read)
+                "/trailgzip": ("gzip", gzip.compress(head + b'{"records": [], "next_cursor": null}}') + b"junk"),
             }[self.path.removesuffix("/rpc")]
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -275,7 +277,8 @@ def test_an_async_compressed_answer_is_never_inflated_past_the_cap(hostile: str)
     assert _peak_while(lambda: asyncio.run(run())) < 16 << 20
 
 
-@pytest.mark.parametrize(("path", "named"), [("/stacked", "gzip, gzip"), ("/brotli", "br"), ("/badgzip", "gzip")])
+@pytest.mark.parametrize(("path", "named"), [("/stacked", "gzip, gzip"), ("/brotli", "br"), ("/badgzip", "gzip"),
+                                            ("/trailgzip", "gzip")])
 def test_an_encoding_the_sdk_does_not_inflate_once_within_bounds_is_unreadable(hostile: str, path: str,
                                                                             named: str) -> None:
     with Meta.connect(hostile + path) as meta, pytest.raises(UnreadableAnswer, match="Content-Encoding") as caught:

@@ -33,3 +33,41 @@ def test_one_async_handle_answers_under_one_loop_after_another(tmp_path: Path, g
         await handle.aclose()
 
     asyncio.run(last())
+
+
+def _open_sockets() -> int:
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if _target(fd).startswith("socket:"))
+
+
+def _target(fd: Path) -> str:
+    try:
+        return str(fd.readlink())
+    except OSError:  # closed while listed (the listing's own descriptor)
+        return ""
+
+
+def test_a_closed_loops_connections_do_not_outlive_it(tmp_path: Path, gateway_factory: Any) -> None:
+    """One ``asyncio.run`` after another with one handle keeps no closed loop's client, nor its sockets: a
+    script or server that runs each request in a loop of its own holds a bounded number of connections."""
+    import gc
+
+    url = gateway_factory(tmp_path / "state").url
+    handle = Meta.connect_async(url)
+    agent = handle.agent("lead:main")
+
+    async def recall() -> None:
+        await agent.recall("passport drawer")
+
+    asyncio.run(recall())
+    gc.collect()
+    before = _open_sockets()
+    for _ in range(25):
+        asyncio.run(recall())
+    gc.collect()
+    assert _open_sockets() <= before + 2  # one loop's connection at most (and the gateway's end of it)
+
+    async def close() -> None:
+        await handle.aclose()
+
+    asyncio.run(close())

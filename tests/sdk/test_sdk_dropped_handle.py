@@ -53,3 +53,18 @@ def test_a_second_handle_while_the_first_lives_is_refused_with_the_fix(tmp_path:
     first.close()
     with Meta.builder().persistent_state(state).build() as third:
         assert [r.title for r in third.agent(ME).recall(selection="always")] == ["Still"]
+
+
+def test_a_runtime_taken_from_a_handle_is_not_closed_under_its_holder(tmp_path: Path) -> None:
+    """``handle.runtime`` is public: a caller that keeps it (and drops the handle) keeps a working runtime,
+    never one a collection closed under it."""
+    from meta_memory.sdk.handle import MetaHandle
+    from meta_memory.sdk.transport import EmbeddedTransport
+    from meta_memory.server.gateway import Gateway
+
+    runtime = Meta.builder().persistent_state(tmp_path / "state").build().runtime  # the handle is dropped here
+    gc.collect()
+    handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(runtime)))
+    written = handle.agent(ME).remember("Diet", "The user only eats vegetarian food.")
+    assert [r.memory_id for r in handle.agent(ME).recall(selection="always")] == [written.memory_id]
+    handle.close()

@@ -14,14 +14,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from meta_memory.errors import echo
+from meta_memory.identity import disguise
 from meta_memory.limits import MAX_TTL_S
 from meta_memory.textfold import (
     escape_char,
     has_hidden_tags,
-    has_hidden_text,
     has_private_use,
     has_smuggled_selectors,
-    is_invisible,
 )
 
 __all__ = [
@@ -264,8 +263,9 @@ MAX_METADATA_INT = 2**53 - 1
 METADATA_KEY_RULE = (
     f"metadata keys must be 1-{MAX_METADATA_KEY_BYTES} bytes, must not start with '$' and must not contain "
     "'.', '\"', '\\', control characters, invisible or direction-changing characters (zero-width, bidirectional, "
-    "soft hyphen and other format characters, tag characters, variation selectors, fillers), spaces other than U+0020, "
-    "line or paragraph separators, private-use code points or noncharacters (a key must not show as another key)"
+    "soft hyphen and other format characters, tag characters, variation selectors, fillers, C1 controls), spaces "
+    "other than U+0020, line or paragraph separators, unassigned, private-use or surrogate code points or "
+    "noncharacters, and must be in Unicode NFC form: the name rule's (a key must not show as another key)"
 )
 
 
@@ -284,22 +284,18 @@ def metadata_key_problem(key: object) -> bool:
         return True
     if any(c in '."\\' or ord(c) < 0x20 or ord(c) == 0x7F for c in key):
         return True
-    return not key.isascii() and (has_hidden_text(key) or any(_unshown_in_key(c) for c in key))
-
-
-def _unshown_in_key(char: str) -> bool:
-    """Whether ``char`` hides, reorders or disguises what a key shows: a C1 control, an invisible character
-    (:func:`~meta_memory.textfold.is_invisible`, the name rule's set), a space other than U+0020 or a line or
-    paragraph separator."""
-    return ord(char) >= 0x80 and (ord(char) <= 0x9F or is_invisible(char)
-                                  or unicodedata.category(char) in ("Zs", "Zl", "Zp"))
+    return disguise(key) is not None
 
 
 def _escaped_key(key: object) -> str:
     """A key as a refusal's field names it: :func:`~meta_memory.errors.echo` (cut short, invisible and
-    control characters escaped), and every other character the key rule refuses escaped too."""
-    return "".join(escape_char(c) if _unshown_in_key(c) else c
-                   for c in echo(key if isinstance(key, str) else repr(key)))
+    control characters escaped), and every other character by which the key rule refuses it (a space other
+    than U+0020, a character not in NFC; in a key not in NFC its combining marks, so the field does not
+    show as the composed key) escaped too."""
+    text = echo(key if isinstance(key, str) else repr(key))
+    decomposed = disguise(text) == ("nfc", "")
+    return "".join(escape_char(c) if disguise(c) is not None or (decomposed and unicodedata.combining(c)) else c
+                   for c in text)
 
 
 def canonical_metadata(value: Mapping[str, Any]) -> str:

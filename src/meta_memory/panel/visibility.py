@@ -52,6 +52,7 @@ __all__ = [
     "DreamAccess",
     "RealmFacts",
     "RecordFacts",
+    "SCOPE_READS",
     "Visibility",
     "holds_quarantined_content",
     "record_facts",
@@ -60,6 +61,15 @@ __all__ = [
 READ = "agent.memory.read"
 VIEW = "agent.view"
 REVIEW = "memory.quarantine.review"
+#: What reading a stored scope's rows needs, by scope kind (the realm's scope: ``READ``). The one statement
+#: of it: :meth:`Visibility.scope_denial` judges a scope by it, and the timeline shows the plain shared event
+#: sequence only to a caller holding every action it names (``AccessService.event_cursor``).
+SCOPE_READS: Mapping[str, tuple[str, ...]] = {
+    "identity": (READ, VIEW),
+    "mob": ("mob.memory.read",),
+    "operator": ("operator.memory.read",),
+    "realm": (READ,),
+}
 SESSION_MANAGE = "agent.session.manage"
 
 
@@ -179,16 +189,7 @@ class Visibility:
         Raises ``ValueError`` for an unknown scope kind.
         """
         resource = self.resources.scope(realm, scope_kind, scope_key)
-        needs: tuple[str, ...]
-        if scope_kind == "identity":
-            needs = (READ, VIEW)
-        elif scope_kind == "mob":
-            needs = ("mob.memory.read",)
-        elif scope_kind == "operator":
-            needs = ("operator.memory.read",)
-        else:
-            needs = (READ,)
-        for action in needs:
+        for action in SCOPE_READS.get(scope_kind, (READ,)):
             if not self._ok(action, resource):
                 return action
         return None

@@ -256,6 +256,12 @@ def _parsed(transport: object, method: str, parse: Callable[[Any], Any], raw: An
 
 
 def _runtime(transport: object) -> Runtime | None:
+    """``transport``'s in-process runtime, handed out (:meth:`EmbeddedTransport.hand_out`: a handle dropped
+    after this no longer closes what its caller keeps); ``None`` for a remote transport."""
+    hand_out = getattr(transport, "hand_out", None)
+    if callable(hand_out):
+        runtime: Runtime = hand_out()
+        return runtime
     gateway = getattr(transport, "gateway", None)
     return gateway.runtime if gateway is not None else None
 
@@ -292,7 +298,8 @@ class MetaHandle(HandleMethods, SyncSide):
 
     @property
     def runtime(self) -> Any:
-        """The in-process runtime (embedded mode only; ``None`` when remote)."""
+        """The in-process runtime (embedded mode only; ``None`` when remote). Once taken, it is the caller's
+        to keep: the handle's collection no longer closes it (``close()`` on the handle still does)."""
         return _runtime(self._transport)
 
     def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:
@@ -357,7 +364,8 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
 
     @property
     def runtime(self) -> Any:
-        """The in-process runtime (embedded mode only; ``None`` when remote)."""
+        """The in-process runtime (embedded mode only; ``None`` when remote). Once taken, it is the caller's
+        to keep: the handle's collection no longer closes it (``close()`` on the handle still does)."""
         return _runtime(self._transport)
 
     async def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..access.principal import Principal
+    from ..runtime import Runtime
     from ..server.gateway import Gateway
 
 __all__ = ["GatewayUnreachable", "NotAGateway", "UnreadableAnswer", "check_token", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
@@ -186,7 +187,8 @@ class EmbeddedTransport:
     """Calls the method table in-process (the runtime lives inside the host).
 
     The runtime stops on :meth:`close`, or when the transport (its handle) is garbage-collected without
-    it: a dropped handle does not keep its state directory locked until the process exits."""
+    it: a dropped handle does not keep its state directory locked until the process exits, unless its
+    runtime was handed out (:meth:`hand_out`: ``handle.runtime``), which then lives until ``close()``."""
 
     def __init__(self, gateway: Gateway, principal: Principal | None = None) -> None:
         self.gateway = gateway
@@ -199,6 +201,14 @@ class EmbeddedTransport:
 
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
         return await asyncio.to_thread(self.call, method, params)
+
+    def hand_out(self) -> Runtime:
+        """The runtime, for a caller that keeps it (``handle.runtime``): from then on the transport's
+        collection no longer closes it (whatever holds the runtime would find it closed under it);
+        :meth:`close` still does."""
+        self._finalizer.detach()
+        runtime: Runtime = self.gateway.runtime
+        return runtime
 
     def close(self) -> None:
         self._finalizer.detach()
@@ -467,6 +477,8 @@ class _Body:
                     raise zlib.error("data after the end of the stream")
                 self._add(self._inflater.decompress(chunk, self._calls.max_answer_bytes - len(self.data) + 1))
                 chunk = self._inflater.unconsumed_tail
+            if self._inflater.unused_data:  # bytes after the end within this piece: refused as in the next
+                raise zlib.error("data after the end of the stream")
         except zlib.error:
             raise self._calls._encoding(f"its Content-Encoding is {self._coding!r} but its body is not "
                                         f"{self._coding}") from None
@@ -523,14 +535,21 @@ class AsyncHttpTransport(_HttpCalls):
         self._headers = _bearer(token)  # a token no header can carry is refused here, before any loop runs
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary())
+        self._clients_lock = threading.Lock()
 
     def _client(self) -> httpx.AsyncClient:
-        """The running loop's client, made at its first call on that loop."""
+        """The running loop's client, made at its first call on that loop. A closed loop's client is dropped
+        then: its pooled connections refer to their loop, so the weak key alone would keep every closed
+        loop, its client and its open sockets for the handle's life (one more per ``asyncio.run``); dropped,
+        the garbage collector closes them."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers, follow_redirects=False)
-            self._clients[loop] = client
+        with self._clients_lock:  # loops of several threads may share the handle
+            client = self._clients.get(loop)
+            if client is None:
+                for closed in [owner for owner in self._clients if owner.is_closed()]:
+                    del self._clients[closed]
+                client = httpx.AsyncClient(timeout=self.timeout_s, headers=self._headers, follow_redirects=False)
+                self._clients[loop] = client
         return client
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
@@ -551,7 +570,8 @@ class AsyncHttpTransport(_HttpCalls):
         """Close the running loop's client; another loop's (closed or not running here) is dropped: its
         connections cannot be closed from this loop, and a closed loop's are gone with it."""
         loop = asyncio.get_running_loop()
-        clients, self._clients = dict(self._clients), weakref.WeakKeyDictionary()
+        with self._clients_lock:
+            clients, self._clients = dict(self._clients), weakref.WeakKeyDictionary()
         for owner, client in clients.items():
             if owner is loop:
                 await client.aclose()
@@ -560,8 +580,9 @@ class AsyncHttpTransport(_HttpCalls):
 class StdioTransport:
     """Spawns ``meta-memory gateway --stdio`` and talks newline-delimited JSON-RPC over its pipes.
 
-    Calls are serialised (one in flight at a time); the child exits when the
-    transport is closed.
+    Calls are serialised (one in flight at a time); each answer is matched to its call by the request id,
+    so the answer of a call interrupted after its request was sent is passed over, never taken as the next
+    call's. The child exits when the transport is closed.
     """
 
     def __init__(self, state_dir: Path | str, *, config: Path | str | None = None, command: list[str] | None = None) -> None:
@@ -600,16 +621,33 @@ class StdioTransport:
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         with self._lock:
             assert self._proc.stdin is not None and self._proc.stdout is not None
-            line = encode_request(method, params, next(self._ids))
+            request_id = next(self._ids)
+            line = encode_request(method, params, request_id)
             try:
                 self._proc.stdin.write(line + b"\n")
                 self._proc.stdin.flush()
-                out = self._proc.stdout.readline()
+                while True:
+                    out = self._proc.stdout.readline()
+                    if not out:
+                        raise MetaError(self._exit_reason())
+                    response = self._read(out)
+                    answered = response.get("id") if isinstance(response, dict) else None
+                    # an earlier id answers a call interrupted after its request was sent: not this one's
+                    if not (isinstance(answered, int) and answered < request_id):
+                        break
             except (BrokenPipeError, OSError) as exc:
                 raise MetaError(f"stdio gateway is gone: {exc}") from None
-            if not out:
-                raise MetaError(self._exit_reason())
-            return _unwrap(json.loads(out))
+            return _unwrap(response)
+
+    @staticmethod
+    def _read(line: bytes) -> Any:
+        """One answer line, read strictly; one nested past the reader is :class:`UnreadableAnswer`."""
+        try:
+            return strict_json.loads(line)
+        except RecursionError:
+            raise UnreadableAnswer("the stdio gateway", "nesting", "its JSON nests deeper than can be read") from None
+        except ValueError:
+            raise InternalError("malformed JSON-RPC response from the gateway") from None
 
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
         """:meth:`call` on a worker thread, so an async host's event loop is not blocked."""

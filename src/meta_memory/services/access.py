@@ -22,7 +22,7 @@ from ..access.resources import Resource, Resources, roster_directory
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
 from ..events.cursor import EventCursor
 from ..identity import DEFAULT_REALM
-from ..panel.visibility import Visibility
+from ..panel.visibility import SCOPE_READS, Visibility
 from ..session_ref import keyless_reason
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,8 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..rpc.registry import MethodSpec
 
 #: What a caller holds, unscoped and under no deny, to see every timeline event (and so be shown the plain
-#: shared sequence): identity events need read + view, a promotion's the read of its mob or operator scope.
-_SEES_EVERY = ("agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read")
+#: shared sequence): what reading every kind of scope needs (identity events need read + view, a
+#: promotion's the read of its mob or operator scope).
+_SEES_EVERY = tuple(sorted({action for needs in SCOPE_READS.values() for action in needs}))
 
 
 __all__ = ["AccessService"]

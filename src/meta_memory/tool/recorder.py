@@ -279,10 +279,7 @@ class RecorderTool:
     # ------------------------------------------------------------------ actions
 
     def _run(self, session: SessionRef, mob: str | None, action: Any) -> ToolResult:
-        if isinstance(action, (RememberAction, UpdateAction)):
-            ttl_s = action.record.ttl_s
-            if ttl_s is not None and ttl_s > self._max_ttl_s:
-                return ToolResult(f"`ttl_s` must be at most {self._max_ttl_s} seconds", is_error=True)
+        # a ttl_s past the tool's cap never gets here: parse_arguments refuses it naming 1..max_ttl_s
         if isinstance(action, RememberAction):
             author = self._author_factory(session.identity)
             if isinstance(self._ops, ReportsDuplicates):
