@@ -198,7 +198,7 @@ def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, t
     with store.transaction(name) as tx:
         new = writes.supersede(tx, Scope.identity(name, identity), memory_id, revise, Author.application(),
                                store.gate)
-    return new.project(), (None if new.id == memory_id else memory_id)
+    return new.project(), (None if writes.wrote_nothing(memory_id, new.id) else memory_id)
 
 
 @writes.single_write

@@ -578,6 +578,13 @@ def supersede(tx: WriteTx, scope: Scope, prior_id: str, make_record: Callable[[M
     return receipt.records[receipt.results[0].memory_id]
 
 
+def wrote_nothing(prior_id: str, answered_id: str) -> bool:
+    """Whether a supersede of ``prior_id`` (as its caller gave it: whitespace at either end is not part of an
+    id) that answered ``answered_id`` wrote nothing: :func:`supersede` answers the prior itself when the new
+    version would change nothing (:func:`unchanged`), a written version always has an id of its own."""
+    return answered_id == prior_id.strip()
+
+
 def unchanged(prior: MemoryRecord, record: NewMemoryRecord, trust: TrustTier, now_ms: int) -> bool:
     """Whether superseding ``prior`` with ``record`` at ``trust`` changes nothing: ``prior`` is active and
     unexpired at ``now_ms``, and ``record`` in canonical form (:func:`normalize_record`) has its title,

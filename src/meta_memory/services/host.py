@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..agent_memory.writes import wrote_nothing
 from ..errors import AgentMemoryError
 from ..events.bus import EventSink
 from ..firewall.classify import ToolProvenance
@@ -102,7 +103,7 @@ class QuarantineEventOps(StoreRecorderOps):
         memory_id, reason = super().supersede_authored(session, prior_id, record, author)
         if reason is not None:
             self._quarantined(session, memory_id, reason)
-        elif memory_id != prior_id.strip():  # else nothing was written (an update to the same content)
+        elif not wrote_nothing(prior_id, memory_id):  # an update to the same content writes nothing
             self._events.emit("memory.record.updated",
                               {"realm": session.realm, "record_id": memory_id, "supersedes": prior_id},
                               identity=session.identity)

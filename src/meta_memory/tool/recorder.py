@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
-from meta_memory.agent_memory.writes import PriorNotFound
+from meta_memory.agent_memory.writes import PriorNotFound, wrote_nothing
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.identity import parse_mob
 from meta_memory.injection.defang import neutralise
@@ -293,7 +293,7 @@ class RecorderTool:
         if isinstance(action, UpdateAction):
             author = self._author_factory(session.identity)
             memory_id, reason = self._ops.supersede_authored(session, action.memory_id, action.record, author)
-            if reason is None and memory_id == action.memory_id.strip():
+            if reason is None and wrote_nothing(action.memory_id, memory_id):
                 return ToolResult(_UNCHANGED.format(id=memory_id))
             text = self._written("Updated: new record", memory_id, reason)
             return ToolResult(text + _PRIOR_STAYS if reason else text)
