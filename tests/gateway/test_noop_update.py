@@ -93,3 +93,23 @@ def test_the_memory_tools_update_to_the_same_content_changes_nothing_and_says_so
     assert _versions(gateway, AGENT, first) == [first] and _events(gateway, mark, AGENT) == []
     text = _tool(gateway, action="update", memory_id=first, title="Plan", body="Ship on Monday.")
     assert text.startswith("Updated: new record memory mem-") and first not in text, text
+
+
+def test_a_no_op_update_of_another_identitys_or_realms_record_reveals_nothing(gateway: GatewayProcess) -> None:
+    """The same content sent by another identity, or in another realm, is answered as an unknown id (the
+    no-op never answers a record the caller may not update); in a named realm the no-op holds there alone."""
+    mine = gateway.result("meta/agent_memory/remember", {"identity": ID, "title": "Badge", "body": "blue badge"})
+    unknown = gateway.error("meta/agent_memory/update", {"identity": "intruder:1", "memory_id": "mem-nope",
+                                                         "body": "blue badge"})
+    for params in ({"identity": "intruder:1"}, {"identity": ID, "realm": "ops"}):
+        err = gateway.error("meta/agent_memory/update", {**params, "memory_id": mine["memory_id"],
+                                                         "title": "Badge", "body": "blue badge"})
+        assert err["code"] == unknown["code"] and err["data"] == unknown["data"], err
+        assert "blue badge" not in str(err) and err["message"] == unknown["message"].replace("mem-nope",
+                                                                                             mine["memory_id"])
+    theirs = gateway.result("meta/agent_memory/remember", {"identity": ID, "realm": "ops", "title": "Badge",
+                                                           "body": "blue badge"})
+    same = gateway.result("meta/agent_memory/update", {"identity": ID, "realm": "ops",
+                                                       "memory_id": theirs["memory_id"], "body": "blue badge"})
+    assert same["supersedes"] is None and same["memory_id"] == theirs["memory_id"]
+    assert _versions(gateway, ID, mine["memory_id"]) == [mine["memory_id"]]
