@@ -166,3 +166,12 @@ def test_a_jwk_private_member_in_metadata_is_read_with_its_kty() -> None:
     public = {"keys": [{"kty": "EC", "crv": "P-256", "x": JWK_X}], "d": JWK_D}
     assert scan("Signing key", "", "", (), json_strings(private)) == "private-key"
     assert scan("Signing key", "", "", (), json_strings(public)) is None
+
+
+def test_a_netrc_password_that_reads_like_an_operator_is_refused() -> None:
+    """A ``.netrc`` value is the word after ``password``, even when it starts as ``=>`` or ``:=`` would (found by
+    the property above); the same operators in code still read as code, not a literal."""
+    for value in ("=>A0", ":=A0x", "=>s3cr3t!"):
+        assert scan_text(f"machine h.example.com login bob password {value}") == "password-assignment", value
+    for code in ("x := y.password", 'opts["password"] => url.password', "password =>A0"):
+        assert scan_text(code) is None, code

@@ -340,6 +340,10 @@ def _password_assignment(match: re.Match[str]) -> bool:
     if match["sep"] is not None:
         quoted = match["v"] is None
         if not quoted and (match["sep"] in (":=", "=>") or match["sub"] is not None):
+            if (key == "password" and match["sub"] is None and match.start("sep") > match.end("k")
+                    and _after_boundary(match, _WORD_DASH) and _netrc_before(text, start)):
+                # ``machine h login u password =>x``: a ``.netrc`` entry's value is the word after ``password``
+                return _password_value_counts(text[match.start("sep"):].split(None, 1)[0], "=", False)
             return False  # ``x := y.password``, ``opts["password"] = url.password``: code, not a literal
         separator = "=" if match["sep"] in ("=", ":=", "=>") else ":"
         return _password_value_counts(match["dq"] or match["dl"] or match["sq"] or match["sl"] or match["v"] or "",
