@@ -67,16 +67,22 @@ export function duplicateKey(text: string): DuplicateKey | undefined {
   return undefined;
 }
 
+/** A character a refusal writes as its escape: controls, surrogates, separators, private-use, unassigned, format. */
+const UNSHOWN = /^[\p{Cc}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cf}]$/u;
+
+function escapeChar(ch: string): string {
+  const code = ch.codePointAt(0)!;
+  const hex = (width: number): string => code.toString(16).padStart(width, "0");
+  return code < 0x100 ? `\\x${hex(2)}` : code < 0x10000 ? `\\u${hex(4)}` : `\\U${hex(8)}`;
+}
+
 /**
- * A key as a refusal shows it (the Python SDK's `echo`): its first 64 characters, `...` after them when it
- * is longer, JSON-quoted, with every invisible or controlling character written as its escape, so a refusal
- * carries no hidden text or terminal control into a log or a terminal.
+ * A key as a refusal shows it, as the Python SDK does (`json.dumps(echo(key))`): its first 64 characters,
+ * `...` after them when it is longer, every invisible or controlling character written as its escape
+ * (`\u202e`, `\x1b`), JSON-quoted, so a refusal carries no hidden text or terminal control into a log.
  */
 export function showKey(key: string): string {
-  const head = [...key];
-  const shown = JSON.stringify(head.slice(0, 64).join("")).replace(
-    /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu,
-    (ch) => `\\u{${ch.codePointAt(0)!.toString(16)}}`,
-  );
-  return head.length > 64 ? shown + "..." : shown;
+  const chars = [...key];
+  const head = chars.slice(0, 64).map((ch) => (UNSHOWN.test(ch) ? escapeChar(ch) : ch)).join("");
+  return JSON.stringify(chars.length > 64 ? head + "..." : head);
 }

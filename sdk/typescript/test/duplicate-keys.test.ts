@@ -20,6 +20,7 @@ const ANSWERS: Record<string, string> = {
   "/deep": HEAD + '{"a": [1, {"b": [[{"identity": "a", "note": "x\\"y", "identity": "b"}]]}]}}',
   "/escaped": HEAD + '{"records": [{"ab": 1, "\\u0061\\u0062": 2}]}}',
   "/long": HEAD + `{"${"k".repeat(100)}": 1, "${"k".repeat(100)}": 2}}`,
+  "/hidden": HEAD + '{"x\\u202ey": 1, "x\u202ey": 2}}',
   // equal keys in different objects, and keys with escaped quotes and backslashes, are one key each
   "/fine": HEAD + '{"k\\"": {"k\\"": 1, "k\\\\": [{"k\\\\": "\\"k\\""}]}, "k\\\\": {"k\\"": {}}}}',
 };
@@ -57,7 +58,13 @@ describe("an answer naming a key twice", () => {
   it("shows at most 64 characters of a long key", async () => {
     const err = await rejection(Meta.connect(base + "/long").call("meta/status"));
     assert.ok(err instanceof UnreadableAnswer, String(err));
-    assert.ok(err.message.includes(`the key "${"k".repeat(64)}"... twice`), err.message);
+    assert.ok(err.message.includes(`the key "${"k".repeat(64)}..." twice`), err.message);
+  });
+
+  it("shows an invisible character of the key as its escape", async () => {
+    const err = await rejection(Meta.connect(base + "/hidden").call("meta/status"));
+    assert.ok(err instanceof UnreadableAnswer, String(err));
+    assert.ok(err.message.includes('the key "x\\\\u202ey" twice') && !err.message.includes("\u202e"), err.message);
   });
 
   it("reads equal keys of different objects, and keys with escapes, as they are", async () => {
