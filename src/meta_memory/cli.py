@@ -314,7 +314,7 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 
     try:
         report = adopt_predecessor(state_dir, apply=apply_)
-    except StartupError as exc:
+    except (StartupError, OSError) as exc:  # OSError: the lock file, the rename or the fsync (it names the path)
         _fail(exc)
     click.echo("\n".join(report.lines))
 

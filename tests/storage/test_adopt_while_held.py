@@ -84,3 +84,18 @@ def test_adoption_holds_the_directory_while_it_runs_even_with_no_lock_file(tmp_p
     with Meta.builder().persistent_state(state).build() as meta:  # released after the adoption
         facts = [a.fact for a in meta.memory_query("approval").assertions]
     assert facts == ["Production deploys require approval."]
+
+
+def test_a_lock_file_that_is_a_symbolic_link_is_refused_and_nothing_renamed(tmp_path: Path) -> None:
+    """Adoption never follows a symbolic link at the lock file's name (it would create or lock a file
+    elsewhere): it exits 1 with one line naming the lock file, nothing renamed, no traceback."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "elephant-memory-state.json").write_text(json.dumps(PREDECESSOR))
+    elsewhere = tmp_path / "elsewhere.lock"
+    (state / "meta-memory.lock").symlink_to(elsewhere)
+    out = meta_memory_cli("storage-adopt-predecessor", "--state-dir", str(state), "--apply")
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith(b"meta-memory: ") and b"meta-memory.lock" in out.stderr, out.stderr
+    assert b"Traceback" not in out.stderr
+    assert (state / "elephant-memory-state.json").is_file() and not elsewhere.exists()
