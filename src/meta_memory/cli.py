@@ -283,9 +283,11 @@ def doctor(state_dir: Path, config_path: Path | None, quick: bool, backup_dirs: 
     an installation key file that cannot be used or that others may read, the working copy a killed backup
     left (beside the state directory, in [gateway] backup_dir, in each --backup-dir).
 
-    Safe while a gateway runs (nothing is written). Exits 1 when the report is not "ok" (a finding blocks
-    start-up or is an error, or the directory is missing)."""
+    Prints the report as JSON: non-ASCII letters of paths kept as text, control and invisible characters
+    escaped. Safe while a gateway runs (nothing is written). Exits 1 when the report is not "ok" (a finding
+    blocks start-up or is an error, or the directory is missing)."""
     from .storage.layout import StorageLayout
+    from .terminal import json_text
 
     floor: int | None = None
     dirs = list(backup_dirs)
@@ -297,7 +299,8 @@ def doctor(state_dir: Path, config_path: Path | None, quick: bool, backup_dirs: 
     except StartupError as exc:
         _fail(exc)
     report = StorageLayout(state_dir).doctor(thorough=not quick, min_free_disk_mb=floor, backup_dirs=dirs)
-    click.echo(json.dumps(report, indent=2))
+    # valid JSON with paths as written (/tmp/mémoire), control and invisible characters escaped
+    click.echo(json_text(report))
     if not report["ok"]:
         sys.exit(1)
 
@@ -311,7 +314,7 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 
     try:
         report = adopt_predecessor(state_dir, apply=apply_)
-    except StartupError as exc:
+    except (StartupError, OSError) as exc:  # OSError: the lock file, the rename or the fsync (it names the path)
         _fail(exc)
     click.echo("\n".join(report.lines))
 

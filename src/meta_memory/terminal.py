@@ -61,10 +61,11 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """The controls above plus every invisible character (:func:`meta_memory.textfold.is_invisible`:
     format characters such as the bidirectional controls and zero-width spaces, variation selectors,
     blank fillers): as printed text, as one line (line feeds and tabs too), and inside JSON text (which
-    already escapes C0)."""
+    already escapes C0; a lone surrogate, a file name's undecodable byte, is escaped there too, so the text
+    encodes as UTF-8)."""
     invisible = invisible_characters()
     return (re.compile(f"[{_CONTROLS}]|{invisible}"), re.compile(f"[\x00-\x1f\x7f-\x9f]|{invisible}"),
-            re.compile(f"[\x7f-\x9f]|{invisible}"))
+            re.compile(f"[\x7f-\x9f\ud800-\udfff]|{invisible}"))
 
 
 def _is_selector(char: str) -> bool:
@@ -204,7 +205,8 @@ def one_line(value: object) -> str:
 
 def json_text(value: Any, *, indent: int | None = 2) -> str:
     """``value`` as JSON text for a terminal: non-ASCII letters kept, every control character escaped
-    (``\\u001b``, ``\\u009b``, ``\\u202e``); the result is valid JSON that decodes to ``value``."""
+    (``\\u001b``, ``\\u009b``, ``\\u202e``), and a lone surrogate (``\\udcff``: a path's byte that is not
+    UTF-8, as Python decodes it) too; the result is valid JSON that decodes to ``value``."""
     dumped = json.dumps(value, ensure_ascii=False, indent=indent)
     return _patterns()[2].sub(_json_escape, dumped)
 

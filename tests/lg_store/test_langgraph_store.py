@@ -21,6 +21,7 @@ from meta_memory.access.config import hash_token  # noqa: E402
 from meta_memory.cli import build_runtime  # noqa: E402
 from meta_memory.errors import AccessDenied, InvalidParams  # noqa: E402
 from meta_memory.integrations.langgraph import MetaMemoryStore  # noqa: E402
+from meta_memory.integrations.langgraph_items import key_tag  # noqa: E402
 from meta_memory.sdk import Meta  # noqa: E402
 from meta_memory.sdk.handle import MetaHandle  # noqa: E402
 from meta_memory.sdk.transport import EmbeddedTransport  # noqa: E402
@@ -359,3 +360,48 @@ def test_a_store_in_a_realm_keeps_every_item_there_and_is_judged_there(tmp_path:
     with pytest.raises(AccessDenied):
         home.search(("notes",))
     handle.close()
+
+
+def test_a_put_of_the_value_an_item_holds_writes_nothing_and_keeps_updated_at(timed: tuple[MetaHandle, Any]) -> None:
+    """LangGraph's own stores set ``updated_at`` to now on every put, of the same value too (its
+    ``InMemoryStore`` here); this store writes no new version of a record for a put that changes nothing,
+    so the item keeps its record and its ``updated_at`` (the documented difference). A put that changes the
+    value, or names a ttl, writes a new version and moves it."""
+    import time
+
+    from langgraph.store.memory import InMemoryStore
+
+    theirs = InMemoryStore()
+    theirs.put(("n",), "k", {"v": 1})
+    their_first = theirs.get(("n",), "k")
+    time.sleep(0.01)
+    theirs.put(("n",), "k", {"v": 1})
+    their_second = theirs.get(("n",), "k")
+    assert their_first is not None and their_second is not None
+    assert their_second.updated_at > their_first.updated_at  # LangGraph's own: every put moves it
+
+    handle, clock = timed
+    store = MetaMemoryStore(handle)
+    store.put(("n",), "k", {"v": 1})
+    clock.advance(1_000)
+    store.put(("n",), "other", {"v": 2})
+    first = store.get(("n",), "k")
+    [before] = handle.list_agent_memory("langgraph", tags=[key_tag(("n",), "k")]).records
+    clock.advance(60_000)
+    store.put(("n",), "k", {"v": 1})
+    again = store.get(("n",), "k")
+    assert first is not None and again is not None
+    assert again.updated_at == first.updated_at and again.created_at == first.created_at
+    [after] = handle.list_agent_memory("langgraph", tags=[key_tag(("n",), "k")]).records
+    assert after.memory_id == before.memory_id  # no new version written
+    assert [i.key for i in store.search(("n",))] == ["other", "k"]  # newest updated first: k did not move
+
+    store.put(("n",), "k", {"v": 3})  # a change: a new version, updated now
+    changed = store.get(("n",), "k")
+    assert changed is not None and changed.updated_at.timestamp() == (1_700_000_000_000 + 61_000) / 1000
+    assert changed.created_at == first.created_at
+    assert [i.key for i in store.search(("n",))] == ["k", "other"]
+    clock.advance(60_000)
+    store.put(("n",), "k", {"v": 3}, ttl=5)  # the same value with a ttl: the expiry is re-armed, a new version
+    timed_put = store.get(("n",), "k", refresh_ttl=False)
+    assert timed_put is not None and timed_put.updated_at.timestamp() == (1_700_000_000_000 + 121_000) / 1000

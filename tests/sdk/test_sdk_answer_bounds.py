@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import sys
 import threading
 import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 from meta_memory import Meta
 from meta_memory.errors import ConfigError
 from meta_memory.sdk import GatewayUnreachable, NotAGateway, UnreadableAnswer
+from meta_memory.sdk.transport import StdioTransport
 
 _TOKEN = "tok-answer-bounds-9f3a"
 
@@ -125,6 +128,8 @@ class _Hostile(BaseHTTPRequestHandler):
             except OSError:
                 pass
             self.close_connection = True
+        elif self.path.startswith("/twice"):  # a key named twice, deep in the result
+            self._json(head + b'{"records": [{"a": [{"memory_id": "m1", "memory_id": "m2"}]}], "next_cursor": null}}')
         elif self.path.startswith("/deep"):
             self._json(head + b"[" * 100_000 + b"]" * 100_000 + b"}")
         elif self.path.startswith("/redirect"):
@@ -200,6 +205,40 @@ def test_an_answer_nested_too_deep_is_an_unreadable_answer_not_a_recursion_error
     with Meta.connect(hostile + "/deep") as meta, pytest.raises(UnreadableAnswer) as caught:
         meta.agent("agent:a").list()
     assert caught.value.rule == "nesting"
+
+
+def test_an_answer_naming_a_key_twice_is_an_unreadable_answer_naming_the_key(hostile: str) -> None:
+    """Read two ways (``json`` keeps the last value, a proxy or a log in front may have read the first), it
+    is no answer, as the TypeScript SDK refuses it too; not "not a gateway"."""
+    with Meta.connect(hostile + "/twice") as meta, pytest.raises(UnreadableAnswer) as caught:
+        meta.agent("agent:a").list()
+    assert caught.value.rule == "duplicate_key"
+    assert 'its JSON names the key "memory_id" twice in one object' in str(caught.value)
+    assert caught.value.unanswered and not isinstance(caught.value, NotAGateway)
+
+
+@pytest.mark.parametrize("result, rule, said", [  # the result's text, as a Python expression the stand-in runs
+    ("'{\"a\": 1, \"a\": 2}'", "duplicate_key", 'its JSON names the key "a" twice in one object'),
+    ("'[' * 100_000 + ']' * 100_000", "nesting", "its JSON nests deeper than can be read"),
+])
+def test_a_stdio_answer_that_cannot_be_read_is_an_unreadable_answer(tmp_path: Path, result: str, rule: str,
+                                                                    said: str) -> None:
+    """Over a spawned stdio gateway (a stand-in writing such a line), the same refusals as over HTTP, not
+    "the stdio gateway is gone": it answered, its answer was not read."""
+    script = ("import sys, json\n"
+              f"result = {result}\n"
+              "for line in sys.stdin:\n"
+              "    rid = json.loads(line)['id']\n"
+              "    sys.stdout.write('{\"jsonrpc\": \"2.0\", \"id\": %d, \"result\": %s}\\n' % (rid, result))\n"
+              "    sys.stdout.flush()\n")
+    transport = StdioTransport(tmp_path / "state", command=[sys.executable, "-c", script])
+    try:
+        with pytest.raises(UnreadableAnswer) as caught:
+            transport.call("meta/status", {})
+    finally:
+        transport.close()
+    assert caught.value.rule == rule
+    assert str(caught.value).startswith(f"the answer of the stdio gateway was not read: {said}")
 
 
 def test_a_redirect_is_not_followed_and_the_token_goes_nowhere_else(hostile: str) -> None:

@@ -12,6 +12,7 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import StartupError
 from meta_memory.ledger import AssertionLedger, LedgerConfig
 from meta_memory.storage import StorageLayout, adopt_predecessor
+from meta_memory.storage.lock import LOCK_FILE
 
 PREDECESSOR = {
     "assertions": [
@@ -36,7 +37,8 @@ def state(tmp_path: Path) -> Path:
 
 
 def listing(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in directory.iterdir()}
+    """The directory's files but its lock file, which ``--apply`` creates when absent, as any runtime does."""
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.name != LOCK_FILE}
 
 
 def test_dry_run_reports_and_changes_nothing(state: Path) -> None:
@@ -46,6 +48,7 @@ def test_dry_run_reports_and_changes_nothing(state: Path) -> None:
     assert report.size_bytes == len(before["elephant-memory-state.json"])
     assert any("--apply" in line for line in report.lines)
     assert listing(state) == before
+    assert not (state / LOCK_FILE).exists()
 
 
 def test_apply_renames_byte_for_byte_and_unblocks_startup(state: Path) -> None:
@@ -57,6 +60,7 @@ def test_apply_renames_byte_for_byte_and_unblocks_startup(state: Path) -> None:
     assert report.action == "renamed" and report.applied is True
     assert report.to_dict()["target"] == str(state / "memory-ledger-state.json")
     assert listing(state) == {"memory-ledger-state.json": original}
+    assert (state / LOCK_FILE).stat().st_mode & 0o777 == 0o600  # the lock every runtime takes, now free
     assert (state / "memory-ledger-state.json").stat().st_mode & 0o777 == 0o640
     StorageLayout(state).check_startup()
     ledger = AssertionLedger.from_config(LedgerConfig(), state, ManualClock())

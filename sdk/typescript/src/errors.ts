@@ -192,10 +192,13 @@ export class NotAGateway extends TransportError {
 
 /**
  * The gateway's answer was not read: its body passed `maxAnswerBytes` (`limit`; a declared
- * `Content-Length` above it is refused before any byte is read). Nothing of it reaches the caller. A
- * {@link TransportError}, so a client treats it as no answer (a call that may or may not have been
- * applied), never as a gateway's refusal. `rule` is `"max_answer_bytes"`, as the Python SDK's
- * `UnreadableAnswer`.
+ * `Content-Length` above it is refused before any byte is read), or its JSON names a key twice in one
+ * object, at any depth (read two ways: `JSON.parse` keeps the last, a proxy or a log may have read the
+ * first; the message names the key). Nothing of it reaches the caller. A {@link TransportError}, so a
+ * client treats it as no answer (a call that may or may not have been applied), never as a gateway's
+ * refusal. `rule` names which: `"max_answer_bytes"` or `"duplicate_key"`, as the Python SDK's
+ * `UnreadableAnswer` names its rules. Over stdio (`url` "the stdio gateway"), a line whose top-level `id`
+ * is named twice fails every call then waiting, since which one it answers cannot be told.
  */
 export class UnreadableAnswer extends TransportError {
   readonly url: string;

@@ -23,6 +23,7 @@ import {
   UnreadableAnswer,
   fromJsonRpcError,
 } from "./errors.js";
+import { duplicateKey, showKey, type DuplicateKey } from "./strict-json.js";
 
 /** One connection to a gateway. `params` and the result are wire (snake_case) JSON. */
 export interface Transport {
@@ -34,6 +35,11 @@ export interface Transport {
 export type GatewayCommand = readonly string[];
 
 export const DEFAULT_GATEWAY_COMMAND: GatewayCommand = ["meta-memory"];
+
+/** The refusal of an answer whose JSON names a key twice in one object (`src/strict-json.ts`). */
+function twiceNamed(from: string, dup: DuplicateKey): UnreadableAnswer {
+  return new UnreadableAnswer(from, "duplicate_key", `its JSON names the key ${showKey(dup.key)} twice in one object`);
+}
 
 function unwrap(body: unknown): unknown {
   if (typeof body !== "object" || body === null || (body as { jsonrpc?: unknown }).jsonrpc !== "2.0") {
@@ -222,6 +228,8 @@ export class HttpTransport implements Transport {
     } catch {
       body = undefined;
     }
+    const dup = body === undefined ? undefined : duplicateKey(text);
+    if (dup !== undefined) throw twiceNamed(this.url, dup);
     if (typeof body !== "object" || body === null || Array.isArray(body) || (body as { jsonrpc?: unknown }).jsonrpc !== "2.0") {
       const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
       throw new NotAGateway(this.url, response.status, contentType);
@@ -371,10 +379,22 @@ export class StdioTransport implements Transport {
     } catch {
       return; // not a response line
     }
-    const id = (body as { id?: unknown }).id;
+    const dup = duplicateKey(line);
+    if (dup !== undefined && dup.depth === 1 && dup.key === "id") {
+      // which call it answers cannot be told: none of the calls waiting is answered
+      const refusal = twiceNamed("the stdio gateway", dup);
+      for (const p of this.pending.values()) p.reject(refusal);
+      this.pending.clear();
+      return;
+    }
+    const id = (body as { id?: unknown } | null)?.id;
     const waiter = typeof id === "number" ? this.pending.get(id) : undefined;
     if (waiter === undefined) return;
     this.pending.delete(id as number);
+    if (dup !== undefined) {
+      waiter.reject(twiceNamed("the stdio gateway", dup));
+      return;
+    }
     try {
       waiter.resolve(unwrap(body));
     } catch (err) {

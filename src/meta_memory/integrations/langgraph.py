@@ -52,6 +52,15 @@ as strings, never across types (LangGraph's in-memory store casts ``$gt`` operan
 ``"5"`` is not greater than ``3``). An item whose value does not fit metadata is always a candidate and
 is checked against the filter here, with the same evaluator, so every item answers alike.
 
+A ``put`` of the value an item already holds, with no ttl on the put or the item, writes nothing: the item
+keeps its record version and its ``updated_at`` (the time of its last change). LangGraph's own stores
+(``InMemoryStore``, ``SqliteStore``, ``PostgresStore``) set ``updated_at`` to now on every put, so there a
+repeated put also moves the item to the front of a query-less ``search`` (newest updated first); here it
+does not. Matching them would take a new version of the record for a put that changes nothing (the
+gateway itself answers an update that changes nothing with the record as it is): a write in the item's
+history, the event stream and every backup for no change. A put that changes the value, or names a ttl
+(which re-arms the expiry), writes a new version and moves ``updated_at``.
+
 A store instance writes one put at a time (a put reads the item, then writes it), so parallel nodes and
 ``abatch`` calls putting one key leave one item. Two processes putting one key at the same moment may
 leave two records of it; ``get`` and ``search`` answer the newest one.

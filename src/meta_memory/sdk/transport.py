@@ -137,10 +137,11 @@ class NotAGateway(GatewayUnreachable):
 class UnreadableAnswer(GatewayUnreachable):
     """The gateway's answer was not read: its body passed ``max_answer_bytes`` (``limit``), counted after
     any ``Content-Encoding`` is undone; it is encoded other than gzip or deflate once, or its encoding is
-    broken; its JSON nests deeper than a reader can follow; or its ``result`` is not the shape the method
-    answers (``method`` names the method, ``field`` the dotted path of the first field that is not). Nothing
-    of it reaches the caller. ``rule`` names which (``"max_answer_bytes"``, ``"content_encoding"``,
-    ``"nesting"``, ``"result"``). A :class:`GatewayUnreachable`, so every client treats it as no answer (a
+    broken; its JSON nests deeper than a reader can follow, or names a key twice in one object (read two
+    ways: a proxy or a log in front may have read the first, ``json`` keeps the last); or its ``result`` is
+    not the shape the method answers (``method`` names the method, ``field`` the dotted path of the first
+    field that is not). Nothing of it reaches the caller. ``rule`` names which (``"max_answer_bytes"``,
+    ``"content_encoding"``, ``"nesting"``, ``"duplicate_key"``, ``"result"``). A :class:`GatewayUnreachable`, so every client treats it as no answer (a
     call that may or may not have been applied), never as a gateway's refusal."""
 
     def __init__(self, url: str, rule: str, detail: str, limit: int | None = None, *,
@@ -154,6 +155,12 @@ class UnreadableAnswer(GatewayUnreachable):
         self.field = field
         self.maybe_tls = self.untrusted_certificate = False
         self.unanswered = True
+
+
+def _twice_named(answered_by: str, exc: strict_json.DuplicateKeyError) -> UnreadableAnswer:
+    """The refusal of an answer whose JSON names ``exc.key`` twice in one object (the TypeScript SDK's too)."""
+    return UnreadableAnswer(answered_by, "duplicate_key",
+                            f"its JSON names the key {json.dumps(echo(exc.key))} twice in one object")
 
 
 def check_answer_bytes(max_answer_bytes: Any) -> int:
@@ -440,6 +447,8 @@ class _HttpCalls:
             body = strict_json.loads(content)
         except RecursionError:
             raise UnreadableAnswer(self.url, "nesting", "its JSON nests deeper than can be read") from None
+        except strict_json.DuplicateKeyError as exc:
+            raise _twice_named(self.url, exc) from None
         except (ValueError, UnicodeDecodeError):
             body = None
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
@@ -635,6 +644,8 @@ class StdioTransport:
                     # an earlier id answers a call interrupted after its request was sent: not this one's
                     if not (isinstance(answered, int) and answered < request_id):
                         break
+            except UnreadableAnswer:  # an OSError too: the gateway answered, the answer was not read
+                raise
             except (BrokenPipeError, OSError) as exc:
                 raise MetaError(f"stdio gateway is gone: {exc}") from None
             return _unwrap(response)
@@ -646,6 +657,8 @@ class StdioTransport:
             return strict_json.loads(line)
         except RecursionError:
             raise UnreadableAnswer("the stdio gateway", "nesting", "its JSON nests deeper than can be read") from None
+        except strict_json.DuplicateKeyError as exc:
+            raise _twice_named("the stdio gateway", exc) from None
         except ValueError:
             raise InternalError("malformed JSON-RPC response from the gateway") from None
 

@@ -10,8 +10,10 @@ only reports what it would do. It refuses to touch a leftover ``.tmp`` stage
 of an interrupted write, a ``memory-ledger-state.json`` already present, or a predecessor file
 the ledger cannot read (not valid JSON, an entry of the wrong shape): adopted, it would block every
 start.
-Run it with every gateway on the directory stopped: ``apply`` takes the directory's lock, so a runtime
-holding it refuses the adoption (nothing renamed), as it refuses a second runtime.
+Run it with every gateway on the directory stopped: ``apply`` takes the directory's lock (the one every
+runtime takes, its ``meta-memory.lock`` created when absent) for the whole adoption, so a runtime holding
+it refuses the adoption (nothing renamed), as it refuses a second runtime, and a runtime starting while
+the adoption runs is refused until it is done.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def adopt_predecessor(state_dir: Path, apply: bool) -> AdoptReport:
     # the rename happens under the directory's lock, as every command that changes a state directory holds
     # it: a gateway running on it keeps its own ledger in memory and its next write would replace the
     # adopted file, losing every assertion in it
-    with held_in_place(layout.state_dir):  # no lock file created, no mode changed: adoption is byte for byte
+    with held_in_place(layout.state_dir):  # no mode changed, no directory created: adoption is byte for byte
         return _examine(layout, base, apply=True)
 
 

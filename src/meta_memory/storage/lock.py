@@ -41,12 +41,23 @@ class StateDirLock:
         StartupError: another process (named by its pid when known) holds the directory.
     """
 
-    def __init__(self, state_dir: Path, *, one_shot: bool = False) -> None:
-        private_dir(state_dir)
+    def __init__(self, state_dir: Path, *, one_shot: bool = False, in_place: bool = False) -> None:
+        """Take the directory's lock, creating ``<state_dir>/meta-memory.lock`` (``0600``) when absent.
+
+        Args:
+            state_dir: the state directory; created ``0700`` when missing, unless ``in_place``.
+            one_shot: mark this holder a one-shot command, and wait up to :data:`ONE_SHOT_WAIT_S` for another
+                one-shot to finish instead of being refused at once.
+            in_place: change nothing else in the directory (it must exist): no directory created, no mode
+                tightened, a symbolic link at the lock file's name not followed (see :func:`held_in_place`).
+        """
+        if not in_place:
+            private_dir(state_dir)
         self.path = state_dir / LOCK_FILE
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
-                                       PRIVATE_FILE_MODE)
-        os.fchmod(self._fd, PRIVATE_FILE_MODE)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | (getattr(os, "O_NOFOLLOW", 0) if in_place else 0)
+        self._fd: int | None = os.open(self.path, flags, PRIVATE_FILE_MODE)
+        if not in_place:
+            os.fchmod(self._fd, PRIVATE_FILE_MODE)
         deadline = time.monotonic() + (ONE_SHOT_WAIT_S if one_shot else 0.0)
         while True:
             try:
@@ -67,7 +78,8 @@ class StateDirLock:
         os.write(self._fd, f"{os.getpid()}{' ' + _ONE_SHOT_MARK if one_shot else ''}\n".encode())
         held = os.fstat(self._fd)  # an open descriptor's file never changes: its identity is read once
         self._held = (held.st_dev, held.st_ino)
-        tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
+        if not in_place:
+            tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
 
     @staticmethod
     def _refusal(state_dir: Path, pid: str | None, one_shot: bool) -> str:
@@ -95,7 +107,7 @@ class StateDirLock:
     def _holder(self) -> tuple[str | None, bool]:
         """The holder's pid (``None`` when unknown) and whether it marked itself a one-shot."""
         try:
-            words = self.path.read_text(encoding="utf-8").split()
+            words = self.path.read_text(encoding="utf-8", errors="replace").split()
         except OSError:
             return None, False
         pid = words[0] if words and words[0].isdigit() else None
@@ -129,38 +141,21 @@ class StateDirLock:
 
 @contextmanager
 def held_in_place(state_dir: Path) -> Iterator[None]:
-    """Hold ``state_dir`` for a one-shot change that leaves the directory as it found it otherwise (no lock
-    file created, no file's mode tightened), e.g. adopting a predecessor's ledger byte for byte.
+    """Hold ``state_dir`` for a one-shot change that leaves the directory as it found it otherwise (no file's
+    mode tightened, no directory created), e.g. adopting a predecessor's ledger byte for byte.
 
-    When ``<state_dir>/meta-memory.lock`` exists it is locked as :class:`StateDirLock` locks it for a
-    one-shot (another one-shot waited for up to :data:`ONE_SHOT_WAIT_S`); when it does not, no runtime holds
-    the directory (every runtime creates it) and nothing is locked.
+    It is the lock every runtime takes (:class:`StateDirLock`, as a one-shot: another one-shot is waited for up
+    to :data:`ONE_SHOT_WAIT_S`), so a runtime starting while the change runs is refused. A missing
+    ``<state_dir>/meta-memory.lock`` is created (``0600``), as a runtime would create it, and stays after
+    the lock is released (removing a lock file another process may have opened would let two hold the
+    directory at once).
 
     Raises:
         StartupError: another process holds the directory (the refusal :class:`StateDirLock` gives).
+        OSError: the lock file cannot be opened or created (``state_dir`` missing, or not writable).
     """
-    path = state_dir / LOCK_FILE
+    lock = StateDirLock(state_dir, one_shot=True, in_place=True)
     try:
-        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        yield
-        return
-    try:
-        deadline = time.monotonic() + ONE_SHOT_WAIT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                words = path.read_text(encoding="utf-8", errors="replace").split()
-                pid = words[0] if words and words[0].isdigit() else None
-                one_shot = pid is not None and words[1:] == [_ONE_SHOT_MARK]
-                if time.monotonic() < deadline and (one_shot or pid is None):
-                    time.sleep(0.05)
-                    continue
-                waited = one_shot or pid is None
-                raise StartupError(StateDirLock._busy(state_dir, pid) if waited
-                                   else StateDirLock._refusal(state_dir, pid, True)) from None
         yield
     finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        lock.release()
