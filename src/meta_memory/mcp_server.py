@@ -62,7 +62,7 @@ import mcp_types as types
 from mcp.server import Server
 
 from .clock import new_nonce
-from .errors import InvalidRequest, MetaError, ParseError, echo
+from .errors import InvalidRequest, MetaError, MethodNotFound, ParseError, echo
 from .rpc.dispatch import decode_body, error_response
 from .rpc.lines import oversized_line_error, read_line
 from .server.config import DEFAULT_MAX_REQUEST_BYTES
@@ -329,7 +329,7 @@ class _StrictLines:
         to ``write_stream``, noting each request answered; ``write_stream`` is closed when they end."""
         async with answers, write_stream:
             async for message in answers:
-                await write_stream.send(message)
+                await write_stream.send(_bounded(message))
                 if isinstance(message.message, (types.JSONRPCResponse, types.JSONRPCError)):
                     self._settle(message.message.id)
 
@@ -385,6 +385,22 @@ class _StrictLines:
                 continue
             self._track(message)
             yield line
+
+
+def _bounded(message: Any) -> Any:
+    """``message`` as the client gets it: the SDK's ``-32601`` answer repeats the method the client sent
+    whole (megabytes, bidi overrides and terminal escapes included) as its ``data``; it is answered as
+    ``meta-memory gateway --stdio`` answers an unknown method (:class:`~meta_memory.errors.MethodNotFound`:
+    at most 64 characters of the name, every hidden or controlling one escaped). Other messages pass as
+    they are."""
+    from mcp.shared.message import SessionMessage
+
+    answer = message.message
+    if not isinstance(answer, types.JSONRPCError) or answer.error.code != types.METHOD_NOT_FOUND:
+        return message
+    method = answer.error.data if isinstance(answer.error.data, str) else ""
+    bounded = types.JSONRPCError.model_validate(error_response(answer.id, MethodNotFound(method)))
+    return SessionMessage(bounded, metadata=message.metadata)
 
 
 def _mcp_id(raw_id: Any) -> str | int | None:

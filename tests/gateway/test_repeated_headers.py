@@ -123,3 +123,49 @@ def test_the_perimeter_itself_refuses_a_repeated_host() -> None:
     assert repeated_header([(b"host", b"127.0.0.1"), (b"host", b"rebind.attacker.example")]) == "host"
     assert repeated_header([(b"host", b"a"), (b"origin", b"http://a"), (b"accept", b"*/*"),
                             (b"accept", b"text/html")]) is None
+
+
+def _all_answers(gw: GatewayProcess, request: bytes) -> bytes:
+    """Every byte the gateway sends back for ``request`` until it closes the connection (or 10 s pass)."""
+    host, port = gw.url.split("//", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except TimeoutError:
+            pass
+    return data
+
+
+@pytest.mark.parametrize("order", ["content-length first", "transfer-encoding first"])
+def test_a_body_framed_both_ways_is_refused_and_its_connection_closed(shared_gateway: GatewayProcess,
+                                                                       order: str) -> None:
+    """``Transfer-Encoding: chunked`` with a ``Content-Length``: a proxy in front reading the length would
+    forward the chunks' tail as the next request of its kept-alive connection (request smuggling). The
+    gateway refuses the request and closes the connection, so neither the body nor what follows it runs."""
+    own = hosts(shared_gateway)
+    chunked = b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\n\r\n"
+    framing = [f"Content-Length: {len(chunked)}", "Transfer-Encoding: chunked"]
+    if order == "transfer-encoding first":
+        framing.reverse()
+    smuggled = rpc_request([("Host", own), ("Content-Type", "application/json")]).replace(b"Connection: close\r\n", b"")
+    head = "\r\n".join(["POST /rpc HTTP/1.1", f"Host: {own}", "Content-Type: application/json", *framing, "", ""])
+    data = _all_answers(shared_gateway, head.encode() + chunked + smuggled)
+    assert data.count(b"HTTP/1.1 ") == 1, data  # one answer: the connection is closed after it
+    head_out, _, body = data.partition(b"\r\n\r\n")
+    assert head_out.startswith(b"HTTP/1.1 400 ") and b"connection: close" in head_out.lower(), head_out
+    error = json.loads(body)["error"]
+    assert error["code"] == -32600 and error["data"] == {"kind": "invalid_request", "field": "transfer-encoding"}
+    assert not planted(shared_gateway)
+
+
+def test_a_chunked_body_alone_is_served(gateway: GatewayProcess) -> None:
+    own = hosts(gateway)
+    chunked = b"%x\r\n" % len(BODY) + BODY + b"\r\n0\r\n\r\n"
+    head = "\r\n".join(["POST /rpc HTTP/1.1", f"Host: {own}", "Content-Type: application/json",
+                        "Transfer-Encoding: chunked", "Connection: close", "", ""])
+    data = _all_answers(gateway, head.encode() + chunked)
+    assert data.startswith(b"HTTP/1.1 200 "), data
+    assert planted(gateway)

@@ -51,3 +51,34 @@ def test_a_refused_action_is_echoed_without_smuggled_selectors_or_private_use(tm
         answer = text(result)
         assert not set(_SMUGGLED) & set(answer), ascii(answer)
         assert "\\U000e0101" in answer and "\\ue000" in answer and "\\u3164" in answer  # named, not hidden
+
+
+def test_an_unknown_method_is_refused_as_the_gateway_refuses_it_bounded_and_escaped(tmp_path: Path) -> None:
+    """The MCP SDK's own ``-32601`` repeated the method whole as its ``data``: a megabyte back for a megabyte
+    sent, bidi overrides and terminal escapes included, into the client's log or terminal. It is answered as
+    ``meta-memory gateway --stdio`` answers an unknown method: 64 characters at most, hidden ones escaped."""
+    import json
+
+    from test_mcp_duplicate_keys import RawMcp
+
+    mcp = RawMcp(tmp_path / "state")
+    try:
+        mcp.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        assert mcp.read(60) is not None
+        mcp.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        mcp.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": f"{_HIDDEN}SYSTEM: " + "A" * 1_000_000}))
+        refusal = mcp.read(60)
+        assert refusal is not None and refusal["id"] == 2, refusal
+        error = refusal["error"]
+        assert error["code"] == -32601 and error["data"]["kind"] == "method_not_found", error
+        shown = error["data"]["method"]
+        assert shown.startswith("\\u202e\\x1b[31m") and shown.endswith("...") and len(shown) < 200, shown
+        assert _unseen(json.dumps(refusal, ensure_ascii=False)) == [] and len(json.dumps(refusal)) < 1000
+        assert error["message"] == f"Method not found: {shown}"
+        # the server goes on: a known method is still served
+        mcp.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))
+        listed = mcp.read(60)
+        assert listed is not None and listed["result"]["tools"][0]["name"] == "memory", listed
+    finally:
+        mcp.close()

@@ -143,6 +143,20 @@ def test_params_are_validated(panel: Any) -> None:
     assert err["message"] == "Invalid params: memory_id is required"
     err = panel.error("admin", P + "records", {"limit": "5"})
     assert err["code"] == -32602
+
+
+@pytest.mark.parametrize("who", ["admin", None])
+@pytest.mark.parametrize("params", [
+    {"scope": "identity", "scope_key": "lead\x00main"},
+    {"scope": "identity", "scope_key": "x" * 600},
+    {"identity": LEAD, "scope_key": "lead\u202emain"},
+])
+def test_an_identity_scope_key_that_is_no_identity_is_refused_naming_scope_key(
+        panel: Any, who: str | None, params: dict[str, Any]) -> None:
+    # a scope_key the identity scope cannot read is a bad param, for any caller: never an internal error
+    err = panel.error(who, P + "records", params)
+    assert err["code"] == -32602, err
+    assert err["data"]["field"] == "scope_key" and err["message"].startswith("Invalid params: scope_key: identity ")
     err = panel.error("admin", P + "records", {"realm": " "})
     assert err["code"] == -32602
     assert len(panel.result("admin", P + "records", {"limit": 0})["records"]) == 1

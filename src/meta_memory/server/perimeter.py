@@ -16,14 +16,20 @@ before any route runs (``docs/security.md``, "Perimeter"):
   more than once is refused (HTTP 400) before any other check: every rule reads one
   value, and a second one that a proxy, a framework or a later check might read
   instead would walk around it.
+* **One framing.** A request that sends both ``Transfer-Encoding`` and ``Content-Length`` is refused
+  (HTTP 400, ``data.field = "transfer-encoding"``, ``Connection: close``) before any other check: the two
+  say where the body ends in two ways, and a proxy in front reading the other one than the server
+  (request smuggling, RFC 9112 section 11.2) would pass the rest of the body off as the next request on
+  its kept-alive connection, which another client's answer may then be given to. The parser alone
+  would read the chunks and keep the connection open.
 * **Fetch metadata.** A request without ``Origin`` that a browser marks
   ``Sec-Fetch-Site: cross-site`` or ``same-site`` is refused (HTTP 403) unless it
   is a top-level ``GET`` navigation, so a page cannot open ``/events`` or read
   the console with a ``no-cors`` request either.
 
 Refusals are JSON-RPC shaped (``-32600``, ``data.kind = "invalid_request"``,
-``data.field`` = ``host`` | ``origin`` | ``sec-fetch-site``, or the repeated header's
-lower-case name), logged as one line,
+``data.field`` = ``host`` | ``origin`` | ``sec-fetch-site`` | ``transfer-encoding``, or the repeated
+header's lower-case name), logged as one line,
 and never reach a handler. CORS (preflights and ``Access-Control-Allow-Origin``)
 is answered only for ``allowed_origins``, by Starlette's ``CORSMiddleware``
 placed behind this guard.
@@ -44,7 +50,7 @@ from ..errors import InvalidRequest
 from ..rpc.dispatch import encode, error_response
 from .config import normalise_host, normalise_origin
 
-__all__ = ["SINGLE_HEADERS", "Perimeter", "PerimeterRules", "is_wildcard_bind", "json_refusal",
+__all__ = ["SINGLE_HEADERS", "Perimeter", "PerimeterRules", "framed_twice", "is_wildcard_bind", "json_refusal",
            "repeated_header", "rpc_media_type_refusal"]
 
 log = logging.getLogger("meta_memory.http")
@@ -69,6 +75,13 @@ def repeated_header(raw: list[tuple[bytes, bytes]]) -> str | None:
                 return name.decode("latin-1")
             seen.add(name)
     return None
+
+
+def framed_twice(raw: list[tuple[bytes, bytes]]) -> bool:
+    """Whether ``raw`` (ASGI ``scope["headers"]``) holds both ``Transfer-Encoding`` and ``Content-Length``:
+    two answers to where the body ends (RFC 9112 section 6.1)."""
+    names = {name.lower() for name, _ in raw}
+    return b"transfer-encoding" in names and b"content-length" in names
 
 
 def json_refusal(status: int, exc: InvalidRequest, headers: dict[str, str] | None = None) -> Response:
@@ -231,6 +244,13 @@ class Perimeter:
             twice = f"the {repeated} header is sent more than once; send it once"
             log.warning("refused %s %s from %s: %s", scope["method"], _loggable_path(scope), client, twice)
             await json_refusal(400, InvalidRequest(twice, repeated))(scope, receive, send)
+            return
+        if framed_twice(scope["headers"]):
+            both = ("the request sends both Transfer-Encoding and Content-Length; send one (its body's end "
+                    "must be read one way only)")
+            log.warning("refused %s %s from %s: %s", scope["method"], _loggable_path(scope), client, both)
+            await json_refusal(400, InvalidRequest(both, "transfer-encoding"),
+                               {"Connection": "close"})(scope, receive, send)
             return
         reason = self.rules.host_refusal(headers.get("host"))
         if reason is not None:

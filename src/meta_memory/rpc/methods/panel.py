@@ -30,7 +30,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import field_validator
+from pydantic import field_validator, model_validator
 
 from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
 from ...access.resources import Resource, Resources
@@ -41,7 +41,7 @@ from ...panel.cursor import parse_cursor
 from ...panel.paging import DEFAULT_LIMIT, MAX_LIMIT, parse_limit
 from ...panel.service import DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT, PanelService
 from .. import results_review as R
-from ..params import Params
+from ..params import MembersRule, Params
 from ..registry import CallContext, MethodTable
 from .agent_memory import agent_memory_off
 
@@ -105,7 +105,8 @@ class PanelRecordsParams(PanelListParams):
 
     ``scope`` is ``identity|mob|operator|realm`` (``unknown scope '<s>' (one of: ...)``);
     ``identity`` implies ``scope = "identity"`` and ``scope_key = identity``
-    when ``scope_key`` is absent; ``status`` is
+    when ``scope_key`` is absent; a ``scope_key`` of the identity scope (given or implied) must be an
+    identity by the name rule (``scope_key: identity must ...``, field ``scope_key``); ``status`` is
     ``active|quarantined|superseded|tombstoned`` (``unknown status '<s>' (one of: ...)``);
     ``cursor`` is ``"<updated_at_ms>:<memory_id>"`` (``malformed cursor``).
 
@@ -169,8 +170,21 @@ class PanelRecordsParams(PanelListParams):
             raise ValueError("scope_key must be a non-empty string when provided")
         return value.strip()
 
+    @model_validator(mode="after")
+    def _identity_key(self) -> "PanelRecordsParams":
+        # a scope_key that names an identity (scope "identity", given or implied by identity) follows the
+        # identity name rule, refused here naming scope_key rather than failing in filters()
+        scope = self.scope or ("identity" if self.identity is not None else None)
+        if scope == "identity" and self.scope_key is not None:
+            try:
+                parse_identity(self.scope_key)
+            except ValueError as exc:
+                raise MembersRule(f"scope_key: {exc}", "scope_key") from None
+        return self
+
     def filters(self) -> tuple[str | None, str | None]:
-        """The effective ``(scope_kind, scope_key)`` filter."""
+        """The effective ``(scope_kind, scope_key)`` filter (an identity key as :func:`parse_identity`
+        reads it; the params validator has already refused one it cannot read)."""
         scope, key = self.scope, self.scope_key
         if self.identity is not None:
             scope = scope or "identity"
