@@ -19,7 +19,8 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     not: its taint cannot be known);
   - ``on_llm_end`` reports hosted tools (web search, file search, code interpreter, hosted MCP, image
     generation) whose results come inside the model's response, as provider-native server-tool
-    content (always untrusted), before any tool of that response runs;
+    content (always untrusted), before any tool of that response runs; a hosted MCP server's tool
+    listing (``mcp_list_tools``: its tools' descriptions, the server's text) counts as its content too;
   - ``on_llm_start`` is the backstop: before every model call it reports each tool output in the
     model's input that was not reported yet (results in a resumed conversation, in the history a
     handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
@@ -77,9 +78,11 @@ from ._session import SessionCalls, last_user_text
 
 __all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "TOOL_INPUT_NAME", "tool_provenance"]
 
-#: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
+#: Response items of hosted (provider-run) tools whose results arrive inside the model's response; a hosted MCP
+#: server's tool listing (``mcp_list_tools``) too: its tool descriptions are the server's text, in the model's input.
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
-                               "image_generation_call", "tool_search_call"})
+                               "mcp_list_tools", "image_generation_call", "tool_search_call"})
+_HOSTED_MCP_TYPES = ("mcp_call", "mcp_list_tools")
 #: Input items that carry a local tool's output, and the item type of the call each answers.
 _OUTPUT_TYPES = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call",
                  "computer_call_output": "computer_call", "local_shell_call_output": "local_shell_call",
@@ -448,8 +451,8 @@ class AgentMemory:
 
     async def _report_hosted(self, item: Any, kind: str) -> None:
         ident = _get(item, "id") or _get(item, "call_id")
-        if kind == "mcp_call":
-            name = _get(item, "name") or "mcp_call"
+        if kind in _HOSTED_MCP_TYPES:
+            name = _get(item, "name") or kind
             server = _get(item, "server_label")
             await self.report(str(name), call_id=ident, server_tool=True,
                               provenance={"kind": "mcp", "source_id": str(server)} if server else None)
