@@ -24,7 +24,9 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
   - ``on_llm_start`` is the backstop: before every model call it reports each tool output in the
     model's input that was not reported yet (results in a resumed conversation, in the history a
     handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
-    whose call is not in the input is reported as untrusted server-tool content.
+    whose call is not in the input is reported as untrusted server-tool content. An untrusted output
+    is reported at every model call whose input holds it, so a reset of the session while the host
+    keeps sending that history (``result.to_input_list()``) does not launder it.
 
   Only the outputs of the ``memory`` tool this ``AgentMemory`` made (:meth:`AgentMemory.tool`), known by
   the call ids it ran (or, in ``on_tool_end``, by the tool object), are never reported. Any other tool
@@ -242,13 +244,17 @@ class AgentMemory:
 
     async def report(self, name: str, *, call_id: str | None = None, provenance: Mapping[str, str] | None = None,
                      server_tool: bool = False) -> None:
-        """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already."""
+        """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already and
+        found trusted. An untrusted one is reported again each time it is met (in every model input that
+        still holds it), so a ``meta/session/reset`` while the host goes on sending that history does not
+        launder it."""
         if call_id is not None and self._seen(call_id):
             return
         await self._note()
         prov = dict(provenance) if provenance is not None else self.provenance.get(name)
-        await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
-        self._mark(call_id)
+        verdict = await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
+        if verdict.trusted:
+            self._mark(call_id)
 
     def _provenance_of(self, name: str, tool: object) -> Mapping[str, str] | None:
         """``tool``'s provenance (:func:`tool_provenance`); the ``provenance`` argument's entry for ``name``
