@@ -26,11 +26,24 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   before the model sees it; a failed report raises from the tool instead of returning its output. A tool
   an MCP tool spec (``McpToolSpec``) made is reported as its server's (``mcp_server=``, judged by
   ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted).
+* **the history's tool results** (``aget``, the backstop): a conversation ``Memory`` holds (a persistent
+  chat store resumed by a new process, a ``chat_history=`` handed to ``run``) reaches the model again,
+  tool messages included, under whatever session the block now speaks from. Before the block answers a
+  read, each tool message of the history it has not reported yet is classified for its session, by the
+  name of the call it answers (as :func:`reported_tools` reports that tool for this session: a spec's
+  function qualified by its spec, an MCP spec's tool with its server) or, when no call in the history
+  names it, as untrusted server-tool content. So a page read in an earlier session taints the session
+  that reads it again, and again after a ``meta/session/reset`` while the message is still in the history.
+  Outputs of the ``memory`` tool are not reported (the memory tool's own results).
+  A ``Memory`` without this block has no backstop: nothing of the integration sees its history.
 * **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Optional
 
 try:
@@ -45,7 +58,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from ..sdk.agent import AsyncSession, Session
-from ..tool.schema import memory_tool_definition
+from ..tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
 from ._session import SessionCalls, last_user_text, message_text
 
 __all__ = ["MetaMemoryBlock", "MemoryTool", "ReportedTool", "memory_tool", "reported_tools"]
@@ -54,6 +67,53 @@ __all__ = ["MetaMemoryBlock", "MemoryTool", "ReportedTool", "memory_tool", "repo
 EXCERPT_TITLE = "Conversation excerpt"
 EXCERPT_TAG = "llamaindex-excerpt"
 _BODY_CAP = 60_000  # under the record body cap (64 KiB), leaving room for the role labels
+#: The name a history's tool message is reported under when no call in the history names it.
+UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
+_REMEMBERED = 4096  # tool-call ids a block remembers as reported; sessions whose wrapped tools are remembered
+
+#: How :class:`ReportedTool` reports each tool of a session: (realm, identity, session key) -> tool name ->
+#: (the reported name, its provenance). The block's backstop reports a history's output of that tool alike.
+_CATALOG: OrderedDict[tuple[str | None, str, str], dict[str, tuple[str, dict[str, str] | None]]] = OrderedDict()
+_CATALOG_LOCK = threading.Lock()
+
+
+def _session_id(session: Any) -> tuple[str | None, str, str]:
+    return (session.realm, session.identity, session.session_key)
+
+
+def _catalogue(session: Any, name: str, reported: str, provenance: dict[str, str] | None) -> None:
+    with _CATALOG_LOCK:
+        key = _session_id(session)
+        _CATALOG.setdefault(key, {})[name] = (reported, provenance)
+        _CATALOG.move_to_end(key)
+        while len(_CATALOG) > _REMEMBERED:
+            _CATALOG.popitem(last=False)
+
+
+def _catalogued(session: Any, name: str) -> tuple[str, dict[str, str] | None] | None:
+    with _CATALOG_LOCK:
+        return _CATALOG.get(_session_id(session), {}).get(name)
+
+
+def _get(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
+
+
+def _call_names(messages: Iterable[ChatMessage]) -> dict[str, str]:
+    """Tool-call id -> tool name, from the calls the history's messages make (``ToolCallBlock`` blocks, or an
+    OpenAI-style ``additional_kwargs["tool_calls"]``)."""
+    names: dict[str, str] = {}
+    for m in messages:
+        for block in getattr(m, "blocks", None) or ():
+            call_id, name = getattr(block, "tool_call_id", None), getattr(block, "tool_name", None)
+            if isinstance(call_id, str) and isinstance(name, str):
+                names[call_id] = name
+        calls = (getattr(m, "additional_kwargs", None) or {}).get("tool_calls")
+        for call in calls if isinstance(calls, (list, tuple)) else ():
+            call_id, name = _get(call, "id"), _get(_get(call, "function"), "name")
+            if isinstance(call_id, str) and isinstance(name, str):
+                names[call_id] = name
+    return names
 
 
 class MetaMemoryBlock(BaseMemoryBlock[str]):
@@ -71,6 +131,7 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
     store_ejected: bool = Field(default=True)
     _calls: SessionCalls = PrivateAttr()
     _skip: Optional[str] = PrivateAttr(default=None)
+    _reported: OrderedDict[str, None] = PrivateAttr(default_factory=OrderedDict)
 
     def model_post_init(self, context: Any) -> None:
         self._calls = SessionCalls(self.session)
@@ -81,11 +142,39 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         return self._skip
 
     async def _aget(self, messages: Optional[list[ChatMessage]] = None, **block_kwargs: Any) -> str:
+        await self._report_history(messages or [])
         query = last_user_text(
             {"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""} for m in messages or [])
         block = await self._calls.inject(query)
         self._skip = block.skip_reason
         return block.text or ""
+
+    async def _report_history(self, messages: list[ChatMessage]) -> None:
+        """Classify each tool message of ``messages`` (module doc, "the history's tool results"); one found
+        trusted is not reported again by this block, an untrusted one is at every read (a reset of the session
+        does not take the page out of the history the model reads). A failed report raises, so the read (and
+        the model call) does not happen."""
+        names: dict[str, str] | None = None
+        for m in messages:
+            if str(getattr(m.role, "value", m.role)) != "tool":
+                continue
+            call_id = (m.additional_kwargs or {}).get("tool_call_id")
+            call_id = call_id if isinstance(call_id, str) and call_id else None
+            if call_id is not None and call_id in self._reported:
+                continue
+            names = _call_names(messages) if names is None else names
+            name = names.get(call_id) if call_id is not None else None
+            if name == MEMORY_TOOL_NAME:
+                continue
+            if name is None:
+                verdict = await self._calls.tool_result(UNATTRIBUTED_TOOL_MESSAGE, server_tool=True)
+            else:
+                reported, provenance = _catalogued(self.session, name) or (name, None)
+                verdict = await self._calls.tool_result(reported, provenance=provenance)
+            if call_id is not None and verdict.trusted:  # an untrusted one taints again after a reset
+                self._reported[call_id] = None
+                while len(self._reported) > _REMEMBERED:
+                    self._reported.popitem(last=False)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         if not self.store_ejected:
@@ -207,6 +296,7 @@ class ReportedTool(AsyncBaseTool):
         if provenance is None and mcp_server is not None and self.mcp:
             provenance = {"kind": "mcp", "source_id": mcp_server}
         self.provenance = provenance
+        _catalogue(session, self.metadata.get_name(), self.reported_name, provenance)
 
     @property
     def metadata(self) -> ToolMetadata:

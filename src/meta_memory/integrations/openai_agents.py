@@ -19,11 +19,14 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     not: its taint cannot be known);
   - ``on_llm_end`` reports hosted tools (web search, file search, code interpreter, hosted MCP, image
     generation) whose results come inside the model's response, as provider-native server-tool
-    content (always untrusted), before any tool of that response runs;
+    content (always untrusted), before any tool of that response runs; a hosted MCP server's tool
+    listing (``mcp_list_tools``: its tools' descriptions, the server's text) counts as its content too;
   - ``on_llm_start`` is the backstop: before every model call it reports each tool output in the
     model's input that was not reported yet (results in a resumed conversation, in the history a
     handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
-    whose call is not in the input is reported as untrusted server-tool content.
+    whose call is not in the input is reported as untrusted server-tool content. An untrusted output
+    is reported at every model call whose input holds it, so a reset of the session while the host
+    keeps sending that history (``result.to_input_list()``) does not launder it.
 
   Only the outputs of the ``memory`` tool this ``AgentMemory`` made (:meth:`AgentMemory.tool`), known by
   the call ids it ran (or, in ``on_tool_end``, by the tool object), are never reported. Any other tool
@@ -77,9 +80,11 @@ from ._session import SessionCalls, last_user_text
 
 __all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "TOOL_INPUT_NAME", "tool_provenance"]
 
-#: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
+#: Response items of hosted (provider-run) tools whose results arrive inside the model's response; a hosted MCP
+#: server's tool listing (``mcp_list_tools``) too: its tool descriptions are the server's text, in the model's input.
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
-                               "image_generation_call", "tool_search_call"})
+                               "mcp_list_tools", "image_generation_call", "tool_search_call"})
+_HOSTED_MCP_TYPES = ("mcp_call", "mcp_list_tools")
 #: Input items that carry a local tool's output, and the item type of the call each answers.
 _OUTPUT_TYPES = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call",
                  "computer_call_output": "computer_call", "local_shell_call_output": "local_shell_call",
@@ -239,13 +244,17 @@ class AgentMemory:
 
     async def report(self, name: str, *, call_id: str | None = None, provenance: Mapping[str, str] | None = None,
                      server_tool: bool = False) -> None:
-        """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already."""
+        """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already and
+        found trusted. An untrusted one is reported again each time it is met (in every model input that
+        still holds it), so a ``meta/session/reset`` while the host goes on sending that history does not
+        launder it."""
         if call_id is not None and self._seen(call_id):
             return
         await self._note()
         prov = dict(provenance) if provenance is not None else self.provenance.get(name)
-        await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
-        self._mark(call_id)
+        verdict = await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
+        if verdict.trusted:
+            self._mark(call_id)
 
     def _provenance_of(self, name: str, tool: object) -> Mapping[str, str] | None:
         """``tool``'s provenance (:func:`tool_provenance`); the ``provenance`` argument's entry for ``name``
@@ -448,8 +457,8 @@ class AgentMemory:
 
     async def _report_hosted(self, item: Any, kind: str) -> None:
         ident = _get(item, "id") or _get(item, "call_id")
-        if kind == "mcp_call":
-            name = _get(item, "name") or "mcp_call"
+        if kind in _HOSTED_MCP_TYPES:
+            name = _get(item, "name") or kind
             server = _get(item, "server_label")
             await self.report(str(name), call_id=ident, server_tool=True,
                               provenance={"kind": "mcp", "source_id": str(server)} if server else None)
