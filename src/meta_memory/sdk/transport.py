@@ -74,19 +74,26 @@ class GatewayUnreachable(ConnectionError):
 
     ``maybe_tls``: the URL is ``http://`` and the server closed the connection without an answer, what a
     gateway serving HTTPS (``serve --ssl-certfile``) does to plain HTTP; the message then says to try
-    ``https://``.
+    ``https://``. Only when ``speaks_http`` is false: a caller that knows the URL answers plain HTTP (it
+    has had answers from it, or nothing listens there any more) passes ``speaks_http=True``, and the
+    closed connection is then a gateway stopped or restarted in the middle of the call (``unanswered``).
 
     ``unanswered``: the connection was made and the request sent, but no answer came within ``timeout_s``
-    seconds (an ``httpx.ReadTimeout``): the call may or may not have been applied, and the message says so
-    and how to check, instead of "cannot reach" (a connect failure or connect timeout keeps that)."""
+    seconds (an ``httpx.ReadTimeout``), or the gateway closed the connection without answering: the call
+    may or may not have been applied, and the message says so and how to check, instead of "cannot reach"
+    (a connect failure or connect timeout keeps that)."""
 
-    def __init__(self, url: str, cause: Exception, timeout_s: float | None = None) -> None:
-        self.maybe_tls = url.startswith("http://") and isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+    def __init__(self, url: str, cause: Exception, timeout_s: float | None = None, *,
+                 speaks_http: bool = False) -> None:
+        dropped = isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+        self.maybe_tls = url.startswith("http://") and dropped and not speaks_http
         self.untrusted_certificate = url.startswith("https://") and _certificate_refused(cause)
-        self.unanswered = isinstance(cause, httpx.ReadTimeout)
+        self.unanswered = isinstance(cause, httpx.ReadTimeout) or (dropped and not self.maybe_tls)
         if self.unanswered:
             within = f"within {timeout_s:g} s" if timeout_s is not None else "in time"
-            super().__init__(f"the meta-memory gateway at {url} was sent the call but did not answer {within}: "
+            what = (f"did not answer {within}" if isinstance(cause, httpx.ReadTimeout) else
+                    f"closed the connection without answering ({cause}; it may have stopped or restarted)")
+            super().__init__(f"the meta-memory gateway at {url} was sent the call but {what}: "
                              "the call may or may not have been applied; check before repeating a write (e.g. "
                              "`meta-memory recall` or `meta-memory list`, or the record's history)")
             self.url = url
@@ -104,6 +111,19 @@ class GatewayUnreachable(ConnectionError):
         """Whether the message already says what to do (an HTTPS gateway asked over HTTP, a certificate not
         trusted, a call sent and not answered), so "nothing listens there" hints do not apply."""
         return self.maybe_tls or self.untrusted_certificate or self.unanswered
+
+
+def _accepting(url: str) -> bool:
+    """Whether something accepts TCP connections at ``url``'s host and port now (one connect, at most 1 s)."""
+    import socket
+
+    target = httpx.URL(url)
+    port = target.port or (443 if target.scheme == "https" else 80)
+    try:
+        with socket.create_connection((target.host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def _certificate_refused(cause: BaseException) -> bool:
@@ -407,12 +427,23 @@ class _HttpCalls:
         self.timeout_s = check_timeout(timeout_s)
         self.max_answer_bytes = check_answer_bytes(max_answer_bytes)
         self._ids = itertools.count(1)
+        self._answered = False  # a JSON-RPC answer came from the URL: it speaks plain HTTP (or TLS, as given)
 
     def _payload(self, method: str, params: dict[str, Any] | None) -> bytes:
         return encode_request(method, params, next(self._ids))
 
     def _late(self) -> GatewayUnreachable:
         return GatewayUnreachable(self.url, httpx.ReadTimeout("the answer did not end in time"), self.timeout_s)
+
+    def _unreachable(self, exc: httpx.TransportError) -> GatewayUnreachable:
+        """The error of a call that failed in transport. A connection closed without an answer reads as an
+        HTTPS gateway asked over plain HTTP only while nothing says otherwise: once the URL has answered
+        this handle, or when nothing accepts connections there any more (the gateway stopped in the middle
+        of the call), it is a call that may or may not have been applied."""
+        speaks_http = self._answered
+        if not speaks_http and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            speaks_http = not _accepting(self.url)
+        return GatewayUnreachable(self.url, exc, self.timeout_s, speaks_http=speaks_http)
 
     def _opened(self, resp: httpx.Response) -> _Body:
         """The body to gather for ``resp``: refused when its declared length is already over
@@ -445,6 +476,7 @@ class _HttpCalls:
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
             content_type = resp.headers.get("content-type", "").split(";")[0].strip()
             raise NotAGateway(self.url, resp.status_code, content_type)
+        self._answered = True
         return _unwrap(body)
 
 
@@ -514,7 +546,7 @@ class HttpTransport(_HttpCalls):
                 for chunk in resp.iter_raw():
                     body.gather(chunk)
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
+            raise self._unreachable(exc) from None
         finally:
             _DEADLINE.reset(bound)
         return self._decode(resp, body.content())
@@ -563,7 +595,7 @@ class AsyncHttpTransport(_HttpCalls):
         except TimeoutError:
             raise self._late() from None
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
+            raise self._unreachable(exc) from None
         return self._decode(resp, body.content())
 
     async def aclose(self) -> None:
