@@ -92,7 +92,7 @@ class GatewayUnreachable(ConnectionError):
         if self.unanswered:
             within = f"within {timeout_s:g} s" if timeout_s is not None else "in time"
             what = (f"did not answer {within}" if isinstance(cause, httpx.ReadTimeout) else
-                    f"closed the connection without answering ({cause}; it may have stopped or restarted)")
+                    f"closed the connection without answering ({str(cause).rstrip('.')}; it may have stopped or restarted)")
             super().__init__(f"the meta-memory gateway at {url} was sent the call but {what}: "
                              "the call may or may not have been applied; check before repeating a write (e.g. "
                              "`meta-memory recall` or `meta-memory list`, or the record's history)")
