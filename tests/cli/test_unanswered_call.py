@@ -11,7 +11,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -19,7 +18,7 @@ from meta_memory import shell
 from meta_memory.cli import main
 from meta_memory.sdk import Meta
 from meta_memory.sdk.transport import GatewayUnreachable
-from support import GatewayProcess, start_gateway
+from support import DroppingFront, GatewayProcess, start_gateway
 
 
 @pytest.fixture
@@ -82,60 +81,6 @@ def test_sdk_unanswered_call_is_told_apart(silent_url: str) -> None:
     assert "did not answer within 0.3 s" in str(caught.value)
 
 
-class _Front:
-    """A gateway's address that forwards each call to a real gateway and answers it, until ``drop`` is set:
-    then it forwards the next call (so it is applied) and closes the connection without answering, as a
-    gateway killed or restarted in the middle of a call does; with ``gone`` it stops listening first (the
-    gateway is down, nothing accepts any more)."""
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream
-        self.drop = self.gone = False
-        self.server = socket.socket()
-        self.server.bind(("127.0.0.1", 0))
-        self.server.listen()
-        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
-
-    def _accept(self) -> None:
-        self.server.settimeout(0.1)
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.server.accept()
-            except (TimeoutError, OSError):
-                continue
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                piece = conn.recv(65536)
-                if not piece:
-                    return
-                data += piece
-            head, body = data.split(b"\r\n\r\n", 1)
-            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))
-            while len(body) < length:
-                body += conn.recv(65536)
-            answer = httpx.post(self.upstream + "/rpc", content=body, headers={"Content-Type": "application/json"},
-                                timeout=30)
-            if self.drop:
-                if self.gone:
-                    self.close()
-                return  # the connection closes unanswered
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                         + f"Content-Length: {len(answer.content)}\r\n\r\n".encode() + answer.content)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self.server.close()
-
-
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[GatewayProcess]:
     with start_gateway(tmp_path / "state") as gw:
@@ -151,7 +96,7 @@ def test_sdk_call_dropped_by_a_gateway_that_answered_before_may_have_been_applie
     """A handle that has had answers over http:// from its gateway knows it speaks plain HTTP: a call whose
     connection closes unanswered (the gateway killed or restarted meanwhile) may have been applied, and the
     error says so instead of suggesting HTTPS."""
-    front = _Front(gateway.url)
+    front = DroppingFront(gateway.url)
     try:
         with Meta.connect(front.url, timeout_s=10) as handle:
             agent = handle.agent("lead:main")
@@ -171,7 +116,7 @@ def test_sdk_call_dropped_by_a_gateway_that_answered_before_may_have_been_applie
 def test_cli_write_dropped_by_a_gateway_that_then_stopped_may_have_been_applied(gateway: GatewayProcess) -> None:
     """A one-shot command's first call whose connection closes unanswered, where nothing listens any more
     (the gateway stopped in the middle of the call): the write may have been applied, not "try https"."""
-    front = _Front(gateway.url)
+    front = DroppingFront(gateway.url)
     front.drop = front.gone = True
     try:
         out = CliRunner().invoke(main, ["remember", "mid-call", "the gateway stops while answering",
