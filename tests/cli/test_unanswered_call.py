@@ -5,6 +5,7 @@ may or may not have been applied and how to check, through the CLI and the SDK a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -130,3 +131,26 @@ def test_cli_write_dropped_by_a_gateway_that_then_stopped_may_have_been_applied(
     error = json.loads(out.stdout)["error"]
     assert error["data"]["kind"] == "unreachable" and "may or may not have been applied" in error["message"]
     assert _titles(gateway) == ["mid-call"]
+
+
+def test_async_handle_call_dropped_by_a_gateway_that_then_stopped_may_have_been_applied(
+        gateway: GatewayProcess) -> None:
+    """The async handle tells the same apart on its first call: nothing listens any more, so not HTTPS."""
+    front = DroppingFront(gateway.url)
+    front.drop = front.gone = True
+
+    async def remember() -> None:
+        handle = Meta.connect_async(front.url, timeout_s=10)
+        try:
+            await handle.agent("lead:main").remember("async mid-call", "the gateway stops while answering")
+        finally:
+            await handle.aclose()
+
+    try:
+        with pytest.raises(GatewayUnreachable) as caught:
+            asyncio.run(remember())
+    finally:
+        front.close()
+    said = str(caught.value)
+    assert caught.value.unanswered and not caught.value.maybe_tls and "may or may not have been applied" in said, said
+    assert _titles(gateway) == ["async mid-call"]

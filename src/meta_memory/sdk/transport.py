@@ -435,15 +435,18 @@ class _HttpCalls:
     def _late(self) -> GatewayUnreachable:
         return GatewayUnreachable(self.url, httpx.ReadTimeout("the answer did not end in time"), self.timeout_s)
 
-    def _unreachable(self, exc: httpx.TransportError) -> GatewayUnreachable:
+    def _probes(self, exc: httpx.TransportError) -> bool:
+        """Whether the error of ``exc`` depends on whether something still accepts connections at the URL:
+        an ``http://`` connection closed without an answer, from a URL that has not answered this handle."""
+        return (not self._answered and self.url.startswith("http://")
+                and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)))
+
+    def _unreachable(self, exc: httpx.TransportError, accepting: bool = True) -> GatewayUnreachable:
         """The error of a call that failed in transport. A connection closed without an answer reads as an
         HTTPS gateway asked over plain HTTP only while nothing says otherwise: once the URL has answered
-        this handle, or when nothing accepts connections there any more (the gateway stopped in the middle
-        of the call), it is a call that may or may not have been applied."""
-        speaks_http = self._answered
-        if not speaks_http and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
-            speaks_http = not _accepting(self.url)
-        return GatewayUnreachable(self.url, exc, self.timeout_s, speaks_http=speaks_http)
+        this handle, or when nothing accepts connections there any more (``accepting`` false: the gateway
+        stopped in the middle of the call), it is a call that may or may not have been applied."""
+        return GatewayUnreachable(self.url, exc, self.timeout_s, speaks_http=self._answered or not accepting)
 
     def _opened(self, resp: httpx.Response) -> _Body:
         """The body to gather for ``resp``: refused when its declared length is already over
@@ -546,7 +549,7 @@ class HttpTransport(_HttpCalls):
                 for chunk in resp.iter_raw():
                     body.gather(chunk)
         except httpx.TransportError as exc:
-            raise self._unreachable(exc) from None
+            raise self._unreachable(exc, _accepting(self.url) if self._probes(exc) else True) from None
         finally:
             _DEADLINE.reset(bound)
         return self._decode(resp, body.content())
@@ -595,7 +598,8 @@ class AsyncHttpTransport(_HttpCalls):
         except TimeoutError:
             raise self._late() from None
         except httpx.TransportError as exc:
-            raise self._unreachable(exc) from None
+            accepting = await asyncio.to_thread(_accepting, self.url) if self._probes(exc) else True
+            raise self._unreachable(exc, accepting) from None
         return self._decode(resp, body.content())
 
     async def aclose(self) -> None:
