@@ -109,6 +109,8 @@ SLOW_MODULES = (
     "mcp/test_mcp_fail_closed.py",
     "mcp/test_mcp_realm.py",
     "mcp/test_mcp_token.py",
+    "mcp/test_mcp_dropped_call.py",
+    "cli/test_dropped_call.py",
     "observability/test_log_lines.py",
     "panel_rpc/test_panel_many_realms.py",
     "panel_rpc/test_panel_properties.py",
