@@ -512,7 +512,8 @@ def refused_as_erased(store: Any, realm: str, identity: str, title: str, body: s
 
 class DroppingFront:
     """A gateway's address (``url``) that forwards each call to a real gateway (``upstream``) and answers it,
-    until ``drop`` is set: then it forwards the next call (of ``method`` only, when given), so it is applied,
+    until ``drop`` is set: then it forwards the next call (of ``method`` only, when given; a batch holding
+    one), so it is applied,
     and closes the connection without answering, as a gateway killed or restarted in the middle of a call
     does; with ``gone`` it stops listening first (the gateway is down, nothing accepts any more)."""
 
@@ -552,7 +553,9 @@ class DroppingFront:
                 body += conn.recv(65536)
             answer = httpx.post(self.upstream + "/rpc", content=body, headers={"Content-Type": "application/json"},
                                 timeout=30)
-            if self.drop and (self.method is None or json.loads(body).get("method") == self.method):
+            calls = json.loads(body)
+            methods = {c.get("method") for c in (calls if isinstance(calls, list) else [calls])}
+            if self.drop and (self.method is None or self.method in methods):
                 if self.gone:
                     self.close()
                 return  # the connection closes unanswered

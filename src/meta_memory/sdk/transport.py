@@ -126,6 +126,26 @@ def _accepting(url: str) -> bool:
         return False
 
 
+def _probes(url: str, exc: Exception, answered: bool) -> bool:
+    """Whether the error of ``exc`` depends on whether something still accepts connections at ``url``: an
+    ``http://`` connection closed without an answer, from a URL that has not answered its client."""
+    return (not answered and url.startswith("http://")
+            and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)))
+
+
+def transport_failure(url: str, exc: Exception, timeout_s: float | None, *, answered: bool,
+                      accepting: bool | None = None) -> GatewayUnreachable:
+    """The error of a JSON-RPC call to ``url`` that failed in transport (``exc``, an httpx error).
+
+    A connection closed without an answer reads as an HTTPS gateway asked over plain HTTP (``maybe_tls``)
+    only while nothing says otherwise: once ``url`` has ``answered`` this client, or when nothing accepts
+    connections there any more (the gateway stopped in the middle of the call; probed here unless
+    ``accepting`` gives the answer), it is a call that may or may not have been applied (``unanswered``)."""
+    if accepting is None:
+        accepting = _accepting(url) if _probes(url, exc, answered) else True
+    return GatewayUnreachable(url, exc, timeout_s, speaks_http=answered or not accepting)
+
+
 def _certificate_refused(cause: BaseException) -> bool:
     """Whether ``cause`` (an httpx error) comes from a TLS certificate the client refused to verify."""
     import ssl
@@ -435,19 +455,6 @@ class _HttpCalls:
     def _late(self) -> GatewayUnreachable:
         return GatewayUnreachable(self.url, httpx.ReadTimeout("the answer did not end in time"), self.timeout_s)
 
-    def _probes(self, exc: httpx.TransportError) -> bool:
-        """Whether the error of ``exc`` depends on whether something still accepts connections at the URL:
-        an ``http://`` connection closed without an answer, from a URL that has not answered this handle."""
-        return (not self._answered and self.url.startswith("http://")
-                and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)))
-
-    def _unreachable(self, exc: httpx.TransportError, accepting: bool = True) -> GatewayUnreachable:
-        """The error of a call that failed in transport. A connection closed without an answer reads as an
-        HTTPS gateway asked over plain HTTP only while nothing says otherwise: once the URL has answered
-        this handle, or when nothing accepts connections there any more (``accepting`` false: the gateway
-        stopped in the middle of the call), it is a call that may or may not have been applied."""
-        return GatewayUnreachable(self.url, exc, self.timeout_s, speaks_http=self._answered or not accepting)
-
     def _opened(self, resp: httpx.Response) -> _Body:
         """The body to gather for ``resp``: refused when its declared length is already over
         ``max_answer_bytes`` or its ``Content-Encoding`` is not one the SDK inflates."""
@@ -549,7 +556,7 @@ class HttpTransport(_HttpCalls):
                 for chunk in resp.iter_raw():
                     body.gather(chunk)
         except httpx.TransportError as exc:
-            raise self._unreachable(exc, _accepting(self.url) if self._probes(exc) else True) from None
+            raise transport_failure(self.url, exc, self.timeout_s, answered=self._answered) from None
         finally:
             _DEADLINE.reset(bound)
         return self._decode(resp, body.content())
@@ -598,8 +605,9 @@ class AsyncHttpTransport(_HttpCalls):
         except TimeoutError:
             raise self._late() from None
         except httpx.TransportError as exc:
-            accepting = await asyncio.to_thread(_accepting, self.url) if self._probes(exc) else True
-            raise self._unreachable(exc, accepting) from None
+            # the probe's connect runs off the event loop
+            accepting = await asyncio.to_thread(_accepting, self.url) if _probes(self.url, exc, self._answered) else True
+            raise transport_failure(self.url, exc, self.timeout_s, answered=self._answered, accepting=accepting) from None
         return self._decode(resp, body.content())
 
     async def aclose(self) -> None:
