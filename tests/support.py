@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -507,3 +508,61 @@ def refused_as_erased(store: Any, realm: str, identity: str, title: str, body: s
         assert exc.data["reason"] == "erased" and " ".join(body.split()) not in " ".join(exc.message.split()), exc.message
         return True
     return False
+
+
+class DroppingFront:
+    """A gateway's address (``url``) that forwards each call to a real gateway (``upstream``) and answers it,
+    until ``drop`` is set: then it forwards the next call (of ``method`` only, when given; a batch holding
+    one), so it is applied,
+    and closes the connection without answering, as a gateway killed or restarted in the middle of a call
+    does; with ``gone`` it stops listening first (the gateway is down, nothing accepts any more)."""
+
+    def __init__(self, upstream: str, method: str | None = None) -> None:
+        self.upstream = upstream
+        self.method = method
+        self.drop = self.gone = False
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        self.server.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except (TimeoutError, OSError):
+                continue
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                piece = conn.recv(65536)
+                if not piece:
+                    return
+                data += piece
+            head, body = data.split(b"\r\n\r\n", 1)
+            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length:"))
+            while len(body) < length:
+                body += conn.recv(65536)
+            answer = httpx.post(self.upstream + "/rpc", content=body, headers={"Content-Type": "application/json"},
+                                timeout=30)
+            calls = json.loads(body)
+            methods = {c.get("method") for c in (calls if isinstance(calls, list) else [calls])}
+            if self.drop and (self.method is None or self.method in methods):
+                if self.gone:
+                    self.close()
+                return  # the connection closes unanswered
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                         + f"Content-Length: {len(answer.content)}\r\n\r\n".encode() + answer.content)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.server.close()

@@ -167,7 +167,12 @@ class McpMemoryBridge:
         except MetaError as exc:
             return _result(exc.message, True)
         except Exception as exc:  # noqa: BLE001 - a lost gateway is a tool error, not a protocol failure
+            from .sdk.transport import GatewayUnreachable
+
             log.warning("memory tool call failed: %r", exc)
+            if isinstance(exc, GatewayUnreachable) and exc.unanswered:  # sent, then no answer: maybe applied
+                return _result("the memory service did not answer this call: it may or may not have been applied; "
+                               "recall to check before repeating it", True)
             return _result(f"the memory service is unavailable ({type(exc).__name__})", True)
         return _result(str(out.get("text", "")), bool(out.get("is_error", False)))
 

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from . import strict_json
-from .sdk.transport import GatewayUnreachable, NotAGateway, _rpc_url
+from .sdk.transport import NotAGateway, _rpc_url, transport_failure
 
 __all__ = ["ReplayReport", "load_conversations", "replay"]
 
@@ -189,6 +189,7 @@ class _Rpc:
         self.url = _rpc_url(url)
         self.client = httpx.Client(headers=headers, timeout=_TIMEOUT_S)
         self.n = 0
+        self.answered = False  # the gateway answered a call: a connection it closes later is a call dropped
 
     def batch(self, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
         payload = []
@@ -199,7 +200,7 @@ class _Rpc:
         try:
             resp = self.client.post(url, json=payload)
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(url, exc, _TIMEOUT_S) from None
+            raise transport_failure(url, exc, _TIMEOUT_S, answered=self.answered) from None
         try:
             body = resp.json()
         except ValueError:
@@ -208,6 +209,7 @@ class _Rpc:
             raise RuntimeError(str(body["error"].get("message")))  # the whole batch refused (a 401, a 413, ...)
         if not isinstance(body, list) or not all(isinstance(r, dict) and r.get("jsonrpc") == "2.0" for r in body):
             raise NotAGateway(url, resp.status_code, resp.headers.get("content-type", "").split(";")[0].strip())
+        self.answered = True
         by_id = {r.get("id"): r for r in body}
         out = []
         for call in payload:

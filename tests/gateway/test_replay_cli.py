@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import realm_db
+from support import DroppingFront, realm_db
 
 
 def _sample() -> list[dict[str, Any]]:
@@ -146,3 +146,20 @@ def test_a_category_without_questions_reads_n_a() -> None:
     figures = report.to_dict()["recall_at"]
     assert figures["single-hop"][1] == 0.5 and figures["overall"][1] == 0.5
     assert figures["multi-hop"][1] is None  # no multi-hop question: not a recall of 0
+
+
+def test_a_gateway_that_stops_in_the_middle_of_a_call_is_not_called_an_https_gateway(gateway: Any,
+                                                                                    tmp_path: Path) -> None:
+    """The gateway answered the replay's writes, then closed the connection of a recall without answering
+    (stopped or restarted): the replay says the call may or may not have been applied, not "try https"."""
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(_sample()), encoding="utf-8")
+    front = DroppingFront(gateway.url, method="meta/agent_memory/recall")
+    front.drop = True
+    try:
+        out = _replay(data, front.url)
+    finally:
+        front.close()
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "closed the connection without answering" in out.stderr, out.stderr
+    assert "may or may not have been applied" in out.stderr and "HTTPS" not in out.stderr, out.stderr

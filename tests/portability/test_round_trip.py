@@ -168,6 +168,11 @@ def test_an_existing_export_file_is_refused_unless_force(tmp_path: Path) -> None
     assert refused.returncode == 1 and f"refusing to overwrite {out} (-o/--output): it already exists" in err, err
     assert "--force" in err and "Traceback" not in err
     assert out.read_text(encoding="utf-8") == "yesterday's export"
+    # a refused export signs nothing, so it makes no key: a --key-file it names is not created
+    key = tmp_path / "moving.key"
+    refused = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--key-file", str(key))
+    assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr.decode()
+    assert not key.exists() and out.read_text(encoding="utf-8") == "yesterday's export"
     link = tmp_path / "link.jsonl"
     link.symlink_to(tmp_path / "nowhere.jsonl")  # a dangling link is an existing path too
     assert mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(link)).returncode == 1

@@ -200,7 +200,10 @@ export class HttpTransport implements Transport {
     } catch (err) {
       if (err instanceof UnreadableAnswer) throw err;
       if (signal.aborted) throw this.late();
-      throw new TransportError(`the answer of ${this.url} was cut short: ${(err as Error).message}`);
+      throw new TransportError(
+        `the answer of ${this.url} was cut short (${failure(err)}): the call may or may not have been applied; ` +
+          "check before repeating a write",
+      );
     }
     return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
   }
@@ -219,7 +222,14 @@ export class HttpTransport implements Transport {
       });
     } catch (err) {
       if (signal.aborted) throw this.late();
-      throw new TransportError(`cannot reach the gateway at ${this.url}: ${(err as Error).message}`);
+      if (droppedMidCall(err)) {
+        throw new TransportError(
+          `the meta-memory gateway at ${this.url} was sent the call but closed the connection without answering ` +
+            `(${failure(err)}; it may have stopped or restarted): the call may or may not have been applied; ` +
+            "check before repeating a write",
+        );
+      }
+      throw new TransportError(`cannot reach the gateway at ${this.url}: ${failure(err)}`);
     }
     const text = await this.readBody(response, signal);
     let body: unknown;
@@ -240,6 +250,23 @@ export class HttpTransport implements Transport {
   async close(): Promise<void> {
     /* fetch keeps no connection state that needs closing */
   }
+}
+
+/** What failed, for a message: `fetch`'s own error with its cause (`fetch failed (connect ECONNREFUSED ...)`). */
+function failure(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : "";
+  return cause && cause !== message ? `${message} (${cause})` : message;
+}
+
+/**
+ * Whether `fetch` failed after the connection was made and the call sent: the other side closed or reset
+ * it without an answer (undici's `UND_ERR_SOCKET`, `ECONNRESET`, `EPIPE`), so the call may have been
+ * applied; a connect failure (`ECONNREFUSED`, an unknown host) is not.
+ */
+function droppedMidCall(err: unknown): boolean {
+  const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined;
+  return typeof cause?.code === "string" && ["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"].includes(cause.code);
 }
 
 /** Options for spawning a gateway process. */

@@ -49,6 +49,13 @@ async function misbehave(req: IncomingMessage, res: ServerResponse): Promise<voi
       const chunk = "a".repeat(65536);
       for (let i = 0; i < 64 && !res.destroyed; i++) res.write(chunk);
       res.end('"}');
+    } else if (path.startsWith("/dropped")) {
+      res.socket?.destroy(); // read the call, then closed without an answer (a gateway stopped mid-call)
+    } else if (path.startsWith("/cutshort")) {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+      res.write(HEAD + '"a');
+      await sleep(50);
+      res.socket?.destroy(); // the answer began, then the gateway stopped
     } else if (path.startsWith("/redirect")) {
       res.writeHead(307, { location: "/elsewhere/rpc", "content-length": "0" });
       res.end();
@@ -86,6 +93,26 @@ describe("answer bounds", () => {
       assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
     });
   }
+
+  it("says a call sent and then dropped unanswered may or may not have been applied", async () => {
+    for (const path of ["/dropped", "/cutshort"]) {
+      const err = await rejection(Meta.connect(base + path).call("meta/agent_memory/remember"));
+      assert.ok(err instanceof TransportError, String(err));
+      assert.match(err.message, /may or may not have been applied; check before repeating a write/, path);
+      assert.doesNotMatch(err.message, /cannot reach/, path);
+    }
+  });
+
+  it("names why a gateway cannot be reached, and does not say the call may have been applied", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const err = await rejection(Meta.connect(`http://127.0.0.1:${port}`).call("meta/status"));
+    assert.ok(err instanceof TransportError, String(err));
+    assert.match(err.message, /cannot reach the gateway at .*ECONNREFUSED/);
+    assert.doesNotMatch(err.message, /may or may not/);
+  });
 
   it("refuses unread an answer declaring more than maxAnswerBytes", async () => {
     const err = await rejection(Meta.connect(base + "/declared").call("meta/status"));

@@ -22,6 +22,7 @@ every skipped, conflicting and refused line of the source.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -68,6 +69,14 @@ def _progress(enabled: bool, label: str, total: int | None) -> Iterator[Any]:
         yield lambda n: bar.advance(task, n)
 
 
+def _refuse_existing(path: Path) -> NoReturn:
+    """Refuse an export ``-o`` path that exists (file, link or anything else) without ``--force``: exit 1."""
+    click.echo(one_line(f"meta-memory: refusing to overwrite {path} (-o/--output): it already exists, and an "
+                        "export never replaces a file unless --force is given; name a new path, or pass "
+                        "--force to replace it"), err=True)
+    sys.exit(1)
+
+
 def _private_output(path: Path, *, force: bool) -> Any:
     """The export file, created (or with ``force``, truncated) owner-only (``0600``) whatever the umask: it
     holds every memory.
@@ -78,7 +87,6 @@ def _private_output(path: Path, *, force: bool) -> Any:
     truncated or written: a FIFO, a device, or a file another user planted where the export goes (``/tmp``)
     is theirs to read whatever mode is set. Refused with one line and exit 1."""
     import errno
-    import os
     import stat
 
     flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | (0 if force else os.O_EXCL)
@@ -87,10 +95,7 @@ def _private_output(path: Path, *, force: bool) -> Any:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
         if exc.errno == errno.EEXIST:
-            click.echo(one_line(f"meta-memory: refusing to overwrite {path} (-o/--output): it already exists, and an "
-                                "export never replaces a file unless --force is given; name a new path, or pass "
-                                "--force to replace it"), err=True)
-            sys.exit(1)
+            _refuse_existing(path)
         click.echo(one_line(f"meta-memory: cannot write the export to {path}: {exc.strerror}"), err=True)
         sys.exit(1)
     info = os.fstat(fd)
@@ -165,6 +170,8 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
     if not state_dir.is_dir():  # an export never creates the state it is asked to read
         click.echo(one_line(f"meta-memory: {no_state_dir(state_dir)}"), err=True)
         sys.exit(1)
+    if output is not None and not force and os.path.lexists(output):
+        _refuse_existing(output)  # before a key is made: an export refused here signs nothing
     runtime = _runtime(state_dir, config_path)
     try:
         key = read_key_file(key_file, create=True) if key_file is not None else installation_key(runtime, create=True)

@@ -74,19 +74,26 @@ class GatewayUnreachable(ConnectionError):
 
     ``maybe_tls``: the URL is ``http://`` and the server closed the connection without an answer, what a
     gateway serving HTTPS (``serve --ssl-certfile``) does to plain HTTP; the message then says to try
-    ``https://``.
+    ``https://``. Only when ``speaks_http`` is false: a caller that knows the URL answers plain HTTP (it
+    has had answers from it, or nothing listens there any more) passes ``speaks_http=True``, and the
+    closed connection is then a gateway stopped or restarted in the middle of the call (``unanswered``).
 
     ``unanswered``: the connection was made and the request sent, but no answer came within ``timeout_s``
-    seconds (an ``httpx.ReadTimeout``): the call may or may not have been applied, and the message says so
-    and how to check, instead of "cannot reach" (a connect failure or connect timeout keeps that)."""
+    seconds (an ``httpx.ReadTimeout``), or the gateway closed the connection without answering: the call
+    may or may not have been applied, and the message says so and how to check, instead of "cannot reach"
+    (a connect failure or connect timeout keeps that)."""
 
-    def __init__(self, url: str, cause: Exception, timeout_s: float | None = None) -> None:
-        self.maybe_tls = url.startswith("http://") and isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+    def __init__(self, url: str, cause: Exception, timeout_s: float | None = None, *,
+                 speaks_http: bool = False) -> None:
+        dropped = isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+        self.maybe_tls = url.startswith("http://") and dropped and not speaks_http
         self.untrusted_certificate = url.startswith("https://") and _certificate_refused(cause)
-        self.unanswered = isinstance(cause, httpx.ReadTimeout)
+        self.unanswered = isinstance(cause, httpx.ReadTimeout) or (dropped and not self.maybe_tls)
         if self.unanswered:
             within = f"within {timeout_s:g} s" if timeout_s is not None else "in time"
-            super().__init__(f"the meta-memory gateway at {url} was sent the call but did not answer {within}: "
+            what = (f"did not answer {within}" if isinstance(cause, httpx.ReadTimeout) else
+                    f"closed the connection without answering ({str(cause).rstrip('.')}; it may have stopped or restarted)")
+            super().__init__(f"the meta-memory gateway at {url} was sent the call but {what}: "
                              "the call may or may not have been applied; check before repeating a write (e.g. "
                              "`meta-memory recall` or `meta-memory list`, or the record's history)")
             self.url = url
@@ -104,6 +111,39 @@ class GatewayUnreachable(ConnectionError):
         """Whether the message already says what to do (an HTTPS gateway asked over HTTP, a certificate not
         trusted, a call sent and not answered), so "nothing listens there" hints do not apply."""
         return self.maybe_tls or self.untrusted_certificate or self.unanswered
+
+
+def _accepting(url: str) -> bool:
+    """Whether something accepts TCP connections at ``url``'s host and port now (one connect, at most 1 s)."""
+    import socket
+
+    target = httpx.URL(url)
+    port = target.port or (443 if target.scheme == "https" else 80)
+    try:
+        with socket.create_connection((target.host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def _probes(url: str, exc: Exception, answered: bool) -> bool:
+    """Whether the error of ``exc`` depends on whether something still accepts connections at ``url``: an
+    ``http://`` connection closed without an answer, from a URL that has not answered its client."""
+    return (not answered and url.startswith("http://")
+            and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)))
+
+
+def transport_failure(url: str, exc: Exception, timeout_s: float | None, *, answered: bool,
+                      accepting: bool | None = None) -> GatewayUnreachable:
+    """The error of a JSON-RPC call to ``url`` that failed in transport (``exc``, an httpx error).
+
+    A connection closed without an answer reads as an HTTPS gateway asked over plain HTTP (``maybe_tls``)
+    only while nothing says otherwise: once ``url`` has ``answered`` this client, or when nothing accepts
+    connections there any more (the gateway stopped in the middle of the call; probed here unless
+    ``accepting`` gives the answer), it is a call that may or may not have been applied (``unanswered``)."""
+    if accepting is None:
+        accepting = _accepting(url) if _probes(url, exc, answered) else True
+    return GatewayUnreachable(url, exc, timeout_s, speaks_http=answered or not accepting)
 
 
 def _certificate_refused(cause: BaseException) -> bool:
@@ -414,6 +454,7 @@ class _HttpCalls:
         self.timeout_s = check_timeout(timeout_s)
         self.max_answer_bytes = check_answer_bytes(max_answer_bytes)
         self._ids = itertools.count(1)
+        self._answered = False  # a JSON-RPC answer came from the URL: it speaks plain HTTP (or TLS, as given)
 
     def _payload(self, method: str, params: dict[str, Any] | None) -> bytes:
         return encode_request(method, params, next(self._ids))
@@ -454,6 +495,7 @@ class _HttpCalls:
         if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
             content_type = resp.headers.get("content-type", "").split(";")[0].strip()
             raise NotAGateway(self.url, resp.status_code, content_type)
+        self._answered = True
         return _unwrap(body)
 
 
@@ -523,7 +565,7 @@ class HttpTransport(_HttpCalls):
                 for chunk in resp.iter_raw():
                     body.gather(chunk)
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
+            raise transport_failure(self.url, exc, self.timeout_s, answered=self._answered) from None
         finally:
             _DEADLINE.reset(bound)
         return self._decode(resp, body.content())
@@ -572,7 +614,9 @@ class AsyncHttpTransport(_HttpCalls):
         except TimeoutError:
             raise self._late() from None
         except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc, self.timeout_s) from None
+            # the probe's connect runs off the event loop
+            accepting = await asyncio.to_thread(_accepting, self.url) if _probes(self.url, exc, self._answered) else True
+            raise transport_failure(self.url, exc, self.timeout_s, answered=self._answered, accepting=accepting) from None
         return self._decode(resp, body.content())
 
     async def aclose(self) -> None:
