@@ -42,6 +42,8 @@ __all__ = [
     "strip_invisible",
     "strip_smuggled_selectors",
     "unconfuse",
+    "unconfuse_separators",
+    "SEPARATOR_LOOK_ALIKES",
 ]
 
 
@@ -311,6 +313,29 @@ _LOOK_ALIKE_TABLE = str.maketrans(LOOK_ALIKE_LETTERS)
 def unconfuse(text: str) -> str:
     """``text`` with every :data:`LOOK_ALIKE_LETTERS` letter replaced by the Latin letter it looks like."""
     return text if text.isascii() else text.translate(_LOOK_ALIKE_TABLE)
+
+
+#: Letters, digits and marks a reader takes for an ASCII separator, each mapped to it: the entries of Unicode's
+#: confusables (UTS #39) whose prototype is one of ``_ - . / : \`` and whose source is a letter, a digit or a
+#: mark (so no rule splitting a name at its punctuation splits at it): N'Ko ``ߺ``, Coptic ``Ⲻ`` and ``Ⳇ``,
+#: the Arabic-Indic zeros, Lisu ``ꓸ`` and ``ꓽ``, the triangular colon ``ː``, Katakana ``ノ``, the visarga.
+SEPARATOR_LOOK_ALIKES: dict[str, str] = {
+    "\u07fa": "_", "\u2cba": "-", "\U0001d16d": ".", "\u0660": ".", "\u06f0": ".", "\ua4f8": ".",
+    "\u3033": "/", "\u2cc6": "/", "\u30ce": "/", "\u4e3f": "/", "\u0903": ":", "\u0a83": ":", "\u02d0": ":",
+    "\ua4fd": ":", "\u4e36": "\\",
+}
+
+
+def unconfuse_separators(text: str) -> str:
+    """``text`` with every character a reader takes for an ASCII separator written as that separator: each
+    :data:`SEPARATOR_LOOK_ALIKES` character as its separator, and every other modifier letter or modifier symbol
+    (Unicode categories ``Lm`` and ``Sk``, which show as a stroke, a dot or an accent beside the letters:
+    ``web\u02cdfetch`` with a modifier letter low macron) as ``_``. ASCII text is returned as it is. Read
+    after :func:`fold` (NFKC turns the modifier letters that are small Latin letters, ``ʰ``, into those letters)."""
+    if text.isascii():
+        return text
+    return "".join(SEPARATOR_LOOK_ALIKES.get(c) or ("_" if unicodedata.category(c) in ("Lm", "Sk") else c)
+                   for c in text)
 
 
 #: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels, the

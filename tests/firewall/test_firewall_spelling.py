@@ -259,3 +259,55 @@ def test_a_hosts_wrapper_of_a_builtin_taints_and_a_word_running_on_does_not(name
     builtins_only = ContentTrustPolicy.from_config({"default_untrusted_tools": []})
     assert classify_tool_result(name, None, builtins_only).trusted is not builtin, name
     assert classify_tool_result(name, None, ContentTrustPolicy()).trusted is not shipped, name
+
+
+#: Characters that are letters, digits or marks to Unicode but read as a separator: modifier letters (``ˍ``
+#: U+02CD, ``˗``, ``ː``), Lisu tone letters (``ꓸ``, ``ꓽ``), N'Ko lajanyalan, Coptic ``Ⲻ``, Katakana ``ノ``, an
+#: Arabic-Indic zero, a visarga.
+LOOK_ALIKE_SEPARATORS = ["\u02cd", "\u02d7", "\u02d0", "\ua4f8", "\ua4fd", "\u07fa", "\u2cba", "\u30ce", "\u0660",
+                         "\u0903", "\u02c9"]
+
+
+@pytest.mark.parametrize("sep", LOOK_ALIKE_SEPARATORS, ids=[f"U+{ord(s):04X}" for s in LOOK_ALIKE_SEPARATORS])
+def test_a_look_alike_separator_neither_hides_nor_joins_an_untrusted_name(sep: str) -> None:
+    policy = ContentTrustPolicy.from_config({"untrusted_tools": ["crm_reader"], "trusted_mcp_servers": ["kg"],
+                                             "trusted_tools": [f"web{sep}fetch", f"crm{sep}reader"]})
+    for canonical, words in BUILTIN_WORDS.items():  # the builtins, their words joined by it
+        name = sep.join(words)
+        assert classify_tool_result(name, None, policy).source == f"web tool '{name}'", (canonical, name)
+    name = f"my{sep}web{sep}fetch"  # a wrapper's name ending in a builtin's
+    assert classify_tool_result(name, None, policy).source == f"web tool '{name}'", name
+    name = f"functions{sep}fetch"  # a segment (after a look-alike of ``.``), else a name ending in ``fetch``
+    assert not classify_tool_result(name, None, policy).trusted, name
+    name = f"crm{sep}reader"  # a configured untrusted tool: listed as trusted too, the untrusting rule wins
+    assert classify_tool_result(name, None, policy).source == f"configured untrusted tool '{name}'"
+    for name in (f"read{sep}slack{sep}channel", f"url{sep}fetch"):  # the shipped list's parts and endings
+        assert not classify_tool_result(name, None, policy).trusted, name
+    name = f"mcp{sep}{sep}kg{sep}{sep}q"  # an MCP name spelled so; the look-alike never reaches the trusted server
+    assert classify_tool_result(name, None, policy).source == f"MCP server 'kg' (tool '{name}')"
+
+
+#: Those the trusting rules keep as a character of the name (``˗`` is a dash and a visarga a mark to them: they
+#: drop both, as they drop ``-``).
+KEPT_BY_NAME_KEY = [s for s in LOOK_ALIKE_SEPARATORS if s not in ("\u02d7", "\u0903")]
+
+
+@pytest.mark.parametrize("sep", KEPT_BY_NAME_KEY, ids=[f"U+{ord(s):04X}" for s in KEPT_BY_NAME_KEY])
+def test_a_look_alike_separator_never_trusts(sep: str) -> None:
+    strict = ContentTrustPolicy.from_config({"default": "untrusted", "trusted_tools": ["crm_reader"],
+                                             "trusted_mcp_servers": ["knowledge_graph"]})
+    assert classify_tool_result("crm_reader", None, strict).trusted
+    assert not classify_tool_result(f"crm{sep}reader", None, strict).trusted
+    assert not classify_tool_result("q", ToolProvenance("mcp", f"knowledge{sep}graph"), strict).trusted
+    assert classify_tool_result(f"calendar{sep}today", None, ContentTrustPolicy()) == TRUSTED_UNLISTED
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_every_builtin_joined_by_any_modifier_letter_is_untrusted(data: st.DataObject) -> None:
+    import unicodedata
+    sep = data.draw(st.characters(categories=["Lm", "Sk"]).filter(lambda c: not c.isascii()))
+    words = data.draw(st.sampled_from([w for w in BUILTIN_WORDS.values() if len(w) > 1]))
+    name = sep.join(words)
+    assume(unicodedata.normalize("NFKC", sep) == sep)  # NFKC turns some into Latin letters (``ʰ``: ``h``)
+    assert not classify_tool_result(name, None, ContentTrustPolicy()).trusted, name

@@ -83,7 +83,7 @@ from meta_memory.firewall.outside_tools import (
 )
 from meta_memory.identity import parse_identity
 from meta_memory.limits import MAX_SESSION_KEY_BYTES
-from meta_memory.textfold import fold, unconfuse
+from meta_memory.textfold import fold, unconfuse, unconfuse_separators
 
 __all__ = [
     "ALWAYS_UNTRUSTED_TOOLS",
@@ -143,13 +143,22 @@ def name_key(name: str) -> str:
 
 def deny_key(name: str) -> str:
     """:func:`name_key` with letters of other scripts read as the Latin ones they look like
-    (:func:`meta_memory.textfold.unconfuse`): ``wеb_fetch`` with a Cyrillic ``е`` -> ``"webfetch"``.
+    (:func:`meta_memory.textfold.unconfuse`): ``wеb_fetch`` with a Cyrillic ``е`` -> ``"webfetch"``, and
+    characters that look like a separator read as one (:func:`_deny_spelling`): ``web\u02cdfetch`` -> ``"webfetch"``.
 
     The key of every rule that makes a tool *untrusted* (the builtins, ``untrusted_tools``, the
     ``mcp__`` prefix), so a look-alike spelling still taints. Rules that *trust* a name compare
     :func:`name_key`, so a look-alike of a trusted name is not trusted.
     """
-    return _stable(lambda t: name_key(unconfuse(fold(t))), name)
+    return _stable(lambda t: name_key(unconfuse(_deny_spelling(t))), name)
+
+
+def _deny_spelling(name: str) -> str:
+    """``name`` folded (:func:`meta_memory.textfold.fold`), each letter, digit, mark or modifier that looks like a
+    separator written as that separator (:func:`meta_memory.textfold.unconfuse_separators`: ``ꓸ`` as ``.``,
+    ``ˍ`` as ``_``): the spelling every untrusting rule splits and keys, so a look-alike separator neither hides
+    a segment (``functionsꓸfetch``) nor joins two words into one no rule names (``webˍfetch``)."""
+    return unconfuse_separators(fold(name))
 
 
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
@@ -176,7 +185,7 @@ def _names_one_of(name: str, keys: frozenset[str], bare_only: frozenset[str] = f
     ``tools/fetch``, ``puppeteer.navigate``, ``web_fetch x``): any of its segments, or a segment without
     its version suffix, is one of ``keys`` (:func:`deny_key` keys). A key of ``bare_only`` counts only when
     the name is that one segment (``search_v2``, not ``kb.search``)."""
-    parts = [part for part in _NAMESPACE.split(_light(name)) if part]
+    parts = [part for part in _NAMESPACE.split(_light(_deny_spelling(name))) if part]
     if len(parts) > 1 and bare_only:
         keys = keys - bare_only
     for part in parts:
@@ -197,7 +206,7 @@ def _ends_with_one_of(name: str, keys: frozenset[str]) -> bool:
     if not keys:
         return False
     longest = max(len(key) for key in keys)
-    folded = _stable(lambda t: fold(t).strip(), name)
+    folded = _stable(lambda t: _deny_spelling(t).strip(), name)
     # whitespace both splits (``my tool web_fetch``) and joins (``my web fetch``)
     for part in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
         if len(part) <= _MAX_SUFFIX_SCAN:
@@ -241,7 +250,7 @@ def _names_a_part(name: str, keys: frozenset[str], endings: frozenset[str]) -> b
     if not keys and not endings:
         return False
     longest = max((len(key) for key in keys), default=0)
-    folded = _stable(lambda t: fold(t).strip(), name)
+    folded = _stable(lambda t: _deny_spelling(t).strip(), name)
     # whitespace both splits (``url_fetch x``) and joins (``brave search_x``: a server spelled with a space)
     for segment in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
         parts = _split_parts(segment)
@@ -539,7 +548,7 @@ def _loose_mcp_verdict(tool_name: str) -> Classification | None:
     """Rule 6's other spellings (module docstring): ``None`` unless ``tool_name`` is ``mcp``, one separator
     and more (``mcp_github_get_issue``); then untrusted, named by the rest's first segment (never trusted:
     the server's end is not marked)."""
-    light = _light(tool_name)
+    light = _light(_deny_spelling(tool_name))
     # a look-alike ``mcp`` is still MCP; ``mcp__`` (rule 6 proper) never reaches here
     if len(light) < 5 or unconfuse(light[:3]) != "mcp" or _LOOSE_SEPARATOR.fullmatch(light[3]) is None:
         return None

@@ -1,0 +1,42 @@
+"""A tool result under a name whose separator is a look-alike (a modifier letter ``ˍ`` for ``_``, a Lisu tone
+letter ``ꓸ`` for ``.``) taints its session as the plain spelling does, through a real gateway: the model's next
+``memory`` write in that session is quarantined, and a sibling session stays clean."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from support import RpcClient, module_gateway, result_of
+
+pytestmark = pytest.mark.gateway
+
+IDENTITY = "agent:lookalike"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RpcClient]:
+    for gw in module_gateway(tmp_path_factory, "lookalike-separators", "[agent_memory.content_trust]\ntrusted_mcp_servers = [\"kg\"]\n"):
+        rpc = RpcClient(gw)
+        yield rpc
+        rpc.close()
+
+
+def write(client: RpcClient, session: str, title: str) -> str:
+    out = result_of(client.rpc("meta/agent_memory/tool", {
+        "identity": IDENTITY, "session_key": session,
+        "arguments": {"action": "remember", "title": title, "body": f"{title}: refunds go to account 99-1234."}}))
+    assert out["is_error"] is False, out
+    return str(out["text"])
+
+
+@pytest.mark.parametrize("tool_name", ["web\u02cdfetch", "functions\ua4f8fetch", "mcp\u02cd\u02cdkg\u02cd\u02cdq",
+                                       "read\u02cdslack\u02cdchannel"])
+def test_a_look_alike_separator_taints_the_session(client: RpcClient, tool_name: str) -> None:
+    session, sibling = f"s-{ord(tool_name[3]):x}-{len(tool_name)}", f"t-{ord(tool_name[3]):x}-{len(tool_name)}"
+    out = result_of(client.rpc("meta/turn/tool_result", {"identity": IDENTITY, "session_key": session,
+                                                         "tool_name": tool_name}))
+    assert out["trusted"] is False, out
+    assert "QUARANTINED" in write(client, session, f"After {tool_name}")
+    assert "QUARANTINED" not in write(client, sibling, f"Sibling of {tool_name}")
