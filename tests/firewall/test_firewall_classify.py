@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from meta_memory.errors import echo
 from meta_memory.firewall.classify import (
     ALWAYS_UNTRUSTED_TOOLS,
     Classification,
@@ -170,7 +171,7 @@ def test_classification_is_total_and_sources_only_on_untrusted(tool, servers, un
         key = name_key(tool)
         builtin = key in {name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS}
         if key in p.untrusted_tools and not builtin:
-            assert got.source == f"configured untrusted tool '{tool}'"
+            assert got.source == f"configured untrusted tool '{echo(tool, len(tool))}'"
         if prov is not None and prov.is_mcp and not builtin and key not in p.untrusted_tools | p.trusted_tools:
             assert got.trusted == (name_key(source) in p.trusted_mcp_servers)
 
@@ -212,3 +213,12 @@ def test_issue_trackers_code_hosts_and_mail_readers_are_outside_content(name: st
     got = classify_tool_result(name, None, EMPTY)
     assert not got.trusted and got.source == f"outside-content tool '{name}' (content_trust.default_untrusted_tools)"
     assert classify_tool_result(name, None, policy(trusted_tools=[name])).trusted  # the operator's word wins
+
+
+@pytest.mark.parametrize("name", ["web_fetch\x1b[2J", "mcp__kg__q\u202e", "fetch\U000e0049\U000e0047\U000e004e",
+                                  "read_slack\u200b_channel\x07"])
+def test_a_taint_source_shows_a_names_hidden_and_controlling_characters_escaped(name: str) -> None:
+    got = classify_tool_result(name, None, ContentTrustPolicy.from_config({"default": "untrusted"}))
+    assert not got.trusted and got.source is not None
+    assert got.source.isprintable() and got.source.isascii(), got.source
+    assert echo(name, len(name)) in got.source

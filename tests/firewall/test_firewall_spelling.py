@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from meta_memory.agent_memory.config import parse_content_trust
-from meta_memory.errors import ConfigError
+from meta_memory.errors import ConfigError, echo
 from meta_memory.firewall.classify import (
     ALWAYS_UNTRUSTED_TOOLS,
     TRUSTED_UNLISTED,
@@ -19,6 +19,11 @@ from meta_memory.firewall.classify import (
     name_key,
 )
 from meta_memory.firewall.outside_tools import BARE_ONLY_NAMES, DEFAULT_UNTRUSTED_TOOLS, OUTSIDE_CONTENT_SERVERS
+
+def shown(name: str) -> str:
+    """``name`` as a taint source shows it: invisible and controlling characters escaped, never cut."""
+    return echo(name, len(name))
+
 
 BUILTIN_WORDS = {"web_search": ["web", "search"], "web_fetch": ["web", "fetch"], "fetch": ["fetch"],
                  "http_request": ["http", "request"]}
@@ -57,7 +62,7 @@ def test_every_spelling_of_a_builtin_is_untrusted_under_any_policy(data: st.Data
     for provenance in (None, ToolProvenance("mcp", "kg"), ToolProvenance("builtin", "core")):
         got = classify_tool_result(spelled, provenance, policy)
         assert not got.trusted, (spelled, provenance)
-        assert got.source == f"web tool '{spelled}'"
+        assert got.source == f"web tool '{shown(spelled)}'"
 
 
 @pytest.mark.parametrize("name", ["WebFetch", "WEB_FETCH", "web-fetch", " web_fetch ", "webFetch", "Web.Fetch",
@@ -83,7 +88,7 @@ def test_configured_lists_match_in_any_spelling(data: st.DataObject) -> None:
     listed = data.draw(spellings(words))
     called = data.draw(spellings(words))
     untrusting = ContentTrustPolicy.from_config({"untrusted_tools": [listed], "trusted_tools": [called]})
-    assert classify_tool_result(called, None, untrusting).source == f"configured untrusted tool '{called}'"
+    assert classify_tool_result(called, None, untrusting).source == f"configured untrusted tool '{shown(called)}'"
     strict = ContentTrustPolicy.from_config({"trusted_tools": [listed], "default": "untrusted"})
     assert classify_tool_result(called, None, strict).trusted
     servers = ContentTrustPolicy.from_config({"trusted_mcp_servers": [listed]})
@@ -158,7 +163,7 @@ def test_a_listed_servers_name_ended_by_a_separator_or_hump_taints_in_any_spelli
     for rules in (ContentTrustPolicy(), _ONLY_SERVERS):
         got = classify_tool_result(name, None, rules)
         assert not got.trusted, (name, rules.default_untrusted_tools)
-        assert got.source == f"outside-content tool '{name}' (content_trust.default_untrusted_tools)"
+        assert got.source == f"outside-content tool '{shown(name)}' (content_trust.default_untrusted_tools)"
     assert classify_tool_result(name, None, ContentTrustPolicy.from_config({"trusted_tools": [name]})).trusted
 
 

@@ -72,7 +72,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from meta_memory.errors import ValueRuleBroken
+from meta_memory.errors import ValueRuleBroken, echo
 from meta_memory.firewall.outside_tools import (
     BARE_ONLY_NAMES,
     DEFAULT_UNTRUSTED_TOOLS,
@@ -406,8 +406,11 @@ class Classification:
 
     @classmethod
     def untrusted(cls, source: str) -> Classification:
-        """An untrusted verdict naming its ``source``."""
-        return cls(trusted=False, source=source)
+        """An untrusted verdict naming its ``source``, each invisible or controlling character in it (a tool or
+        server name's: a terminal escape, a bidirectional override, tag characters spelling hidden text) written
+        as its escape (:func:`meta_memory.errors.echo`): the source is shown to the model in the ``memory``
+        tool's answers, to the console and to the command line."""
+        return cls(trusted=False, source=echo(source, len(source)))
 
 
 TRUSTED = Classification(trusted=True)

@@ -1,6 +1,8 @@
 """A tool result under a name whose separator is a look-alike (a modifier letter ``ˍ`` for ``_``, a Lisu tone
 letter ``ꓸ`` for ``.``) taints its session as the plain spelling does, through a real gateway: the model's next
-``memory`` write in that session is quarantined, and a sibling session stays clean."""
+``memory`` write in that session is quarantined, and a sibling session stays clean. A name's controlling and
+hidden characters (a terminal escape, a bidirectional override, tag characters) reach the model escaped in the
+tool's answer."""
 
 from __future__ import annotations
 
@@ -40,3 +42,13 @@ def test_a_look_alike_separator_taints_the_session(client: RpcClient, tool_name:
     assert out["trusted"] is False, out
     assert "QUARANTINED" in write(client, session, f"After {tool_name}")
     assert "QUARANTINED" not in write(client, sibling, f"Sibling of {tool_name}")
+
+
+def test_a_tool_names_controlling_characters_reach_the_model_escaped(client: RpcClient) -> None:
+    name = "web_fetch\x1b[2J\u202e\U000e0049\U000e0047"  # a terminal escape, a bidi override, tag characters
+    out = result_of(client.rpc("meta/turn/tool_result", {"identity": IDENTITY, "session_key": "s-hidden",
+                                                         "tool_name": name}))
+    assert out["trusted"] is False, out
+    text = write(client, "s-hidden", "After a hidden name")
+    assert "QUARANTINED" in text and "web_fetch\\x1b[2J\\u202e\\U000e0049\\U000e0047" in text, text
+    assert text.isprintable(), text
