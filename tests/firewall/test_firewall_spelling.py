@@ -20,6 +20,7 @@ from meta_memory.firewall.classify import (
 )
 from meta_memory.firewall.outside_tools import BARE_ONLY_NAMES, DEFAULT_UNTRUSTED_TOOLS, OUTSIDE_CONTENT_SERVERS
 
+
 def shown(name: str) -> str:
     """``name`` as a taint source shows it: invisible and controlling characters escaped, never cut."""
     return echo(name, len(name))
