@@ -25,7 +25,11 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   error too) is classified by ``meta/turn/tool_result`` before the tool returns it to the agent, and so
   before the model sees it; a failed report raises from the tool instead of returning its output. A tool
   an MCP tool spec (``McpToolSpec``) made is reported as its server's (``mcp_server=``, judged by
-  ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted).
+  ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted). The server's
+  tool descriptions reach the model with no tool called (tool poisoning): at each read the block, and before
+  each call the ``memory`` tool, report the listing of every MCP server whose tools were wrapped for their
+  session as that server's result (``mcp_list_tools``; ``McpToolSpec.mcp_list_tools`` with no server named),
+  an untrusted one each time (a reset does not launder it while the tools are wrapped), a trusted one once.
 * **the history's tool results** (``aget``, the backstop): a conversation ``Memory`` holds (a persistent
   chat store resumed by a new process, a ``chat_history=`` handed to ``run``) reaches the model again,
   tool messages included, under whatever session the block now speaks from. Before the block answers a
@@ -74,6 +78,10 @@ __all__ = ["MetaMemoryBlock", "MemoryTool", "ReportedTool", "memory_tool", "repo
 EXCERPT_TITLE = "Conversation excerpt"
 EXCERPT_TAG = "llamaindex-excerpt"
 _BODY_CAP = 60_000  # under the record body cap (64 KiB), leaving room for the role labels
+#: The class name of ``llama-index-tools-mcp``'s tool spec; its tools are reported as ``McpToolSpec.<tool>``.
+MCP_TOOL_SPEC = "McpToolSpec"
+#: The tool name an MCP server's tool listing (its tools' descriptions) is reported under, as the server's result.
+MCP_LISTING_NAME = "mcp_list_tools"
 #: The name a history's tool message is reported under when no call in the history names it.
 UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
 _REMEMBERED = 4096  # tool messages (call id, tool) a block or tool remembers as reported; sessions whose wrapped tools are remembered
@@ -149,7 +157,7 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
         name = names.get(call_id) if call_id is not None else None
         if name == MEMORY_TOOL_NAME:
             continue
-        seen = f"{call_id}\x00{name}" if call_id is not None and name is not None else None
+        seen = f"call\x00{call_id}\x00{name}" if call_id is not None and name is not None else None
         if seen is not None and seen in reported:  # a call id used again for another tool is judged again
             continue
         trusted = True
@@ -164,6 +172,39 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
             reported[seen] = None
             while len(reported) > _REMEMBERED:
                 reported.popitem(last=False)
+
+
+def _mcp_servers(session: Any) -> list[str | None]:
+    """The MCP servers among the tools wrapped for ``session`` (:func:`reported_tools`): each typed MCP
+    provenance's server, and ``None`` when an ``McpToolSpec`` tool was wrapped with no server named."""
+    with _CATALOG_LOCK:
+        entries = list(_CATALOG.get(_session_id(session), {}).values())
+    servers: list[str | None] = []
+    for reported, provenance in entries:
+        if provenance is not None and str(provenance.get("kind", "")).strip().lower() == "mcp":
+            servers.append(provenance.get("source_id"))
+        elif provenance is None and reported.startswith(f"{MCP_TOOL_SPEC}."):
+            servers.append(None)
+    return list(dict.fromkeys(servers))
+
+
+async def _report_mcp_listings(calls: SessionCalls, reported: OrderedDict[str, None]) -> None:
+    """Report, for ``calls``' session, the tool listing of each MCP server among the tools wrapped for it
+    (:func:`_mcp_servers`): the tools' descriptions are the server's text, which the model reads with no tool
+    called. Reported as ``mcp_list_tools`` with the server's typed provenance (``trusted_mcp_servers`` judges
+    it), or as ``McpToolSpec.mcp_list_tools`` (untrusted) for a spec's tools with no server named. A listing
+    found trusted is remembered in ``reported``; any other is reported each time (a reset while the server's
+    tools are still wrapped for the session does not launder it). A failed report raises."""
+    for server in _mcp_servers(calls.session):
+        seen = f"listing\x00{server}"
+        if seen in reported:
+            continue
+        if server is None:
+            verdict = await calls.tool_result(f"{MCP_TOOL_SPEC}.{MCP_LISTING_NAME}")
+        else:
+            verdict = await calls.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": server})
+        if verdict.trusted:
+            reported[seen] = None
 
 
 class MetaMemoryBlock(BaseMemoryBlock[str]):
@@ -192,6 +233,7 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         return self._skip
 
     async def _aget(self, messages: Optional[list[ChatMessage]] = None, **block_kwargs: Any) -> str:
+        await _report_mcp_listings(self._calls, self._reported)
         await self._report_history(messages or [])
         query = last_user_text(
             {"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""} for m in messages or [])
@@ -292,7 +334,9 @@ class MemoryTool(FunctionTool):
 
     async def _judge_conversation(self, ctx: Any) -> None:
         """Classify the tool messages of the conversation in ``ctx`` (the workflow's ``Memory``), or report
-        the conversation as unjudged when there is none to read."""
+        the conversation as unjudged when there is none to read; and the tool listings of the MCP servers
+        whose tools are wrapped for this session (:func:`reported_tools`), which its model reads too."""
+        await _report_mcp_listings(self._calls, self._reported)
         store = getattr(ctx, "store", None)
         memory = await store.get("memory", default=None) if store is not None else None
         get_all = getattr(memory, "aget_all", None)
@@ -307,8 +351,6 @@ def memory_tool(session: Session | AsyncSession) -> MemoryTool:
     return MemoryTool(session)
 
 
-#: The class name of ``llama-index-tools-mcp``'s tool spec; its tools are reported as ``McpToolSpec.<tool>``.
-MCP_TOOL_SPEC = "McpToolSpec"
 
 
 def _spec_of(tool: object) -> BaseToolSpec | None:
