@@ -289,6 +289,9 @@ def _arguments_model(schema: dict[str, Any]) -> type[BaseModel]:
     return create_model("MemoryToolArguments", **fields)
 
 
+#: The tool name a conversation shared with another session's agent is reported under (typed agent provenance
+#: naming that session, so its taint carries to the ``memory`` tool's session).
+SHARED_CONVERSATION = "shared conversation"
 #: The tool name a ``memory`` call is reported under when the conversation it was made in cannot be read (no
 #: workflow ``Context``, or one without a memory): untrusted, so the call's writes are quarantined.
 UNJUDGED_CONVERSATION = "unjudged conversation"
@@ -304,7 +307,13 @@ class MemoryTool(FunctionTool):
     before handing off is in this model's context, so this session is tainted and the write quarantined. A
     call whose conversation cannot be read (no ``Context``, or one without a memory) is judged untrusted
     (reported as ``unjudged conversation``, server-tool content): its writes are quarantined. A failed report
-    raises instead of making the call."""
+    raises instead of making the call.
+
+    What another agent of the conversation wrote may carry a taint no tool message shows (its model read a
+    poisoned MCP tool description, or its session was tainted before): for each ``MetaMemoryBlock`` of the
+    conversation's ``Memory`` that speaks from another session, the tool also reports ``shared conversation``
+    with agent provenance naming that session (``{"kind": "agent", "source_id": <identity>, "session_key":
+    <key>}``), so that session's taint carries to this one before each call."""
 
     def __init__(self, session: Session | AsyncSession) -> None:
         definition = memory_tool_definition()
@@ -344,6 +353,11 @@ class MemoryTool(FunctionTool):
             await self._calls.tool_result(UNJUDGED_CONVERSATION, server_tool=True)
             return
         await _report_tool_messages(self._calls, list(await get_all()), self._reported)
+        for block in getattr(memory, "memory_blocks", None) or ():  # the agents this conversation speaks from
+            other = getattr(block, "session", None) if isinstance(block, MetaMemoryBlock) else None
+            if other is not None and _session_id(other) != _session_id(self._calls.session):
+                await self._calls.tool_result(SHARED_CONVERSATION, provenance={
+                    "kind": "agent", "source_id": other.identity, "session_key": other.session_key})
 
 
 def memory_tool(session: Session | AsyncSession) -> MemoryTool:
