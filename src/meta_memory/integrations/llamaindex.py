@@ -84,7 +84,9 @@ MCP_TOOL_SPEC = "McpToolSpec"
 MCP_LISTING_NAME = "mcp_list_tools"
 #: The name a history's tool message is reported under when no call in the history names it.
 UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
-_REMEMBERED = 4096  # tool messages (call id, tool) a block or tool remembers as reported; sessions whose wrapped tools are remembered
+#: Trusted tool messages (call id, tool) a block or memory tool remembers as reported; sessions whose wrapped
+#: tools are remembered.
+_REMEMBERED = 4096
 
 #: How :class:`ReportedTool` reports each tool of a session: (realm, identity, session key) -> tool name ->
 #: (the reported name, its provenance). The block's backstop reports a history's output of that tool alike.
@@ -144,9 +146,9 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
                                 reported: OrderedDict[str, None]) -> None:
     """Classify, for ``calls``' session, each tool message of ``messages`` not in ``reported`` (its call id and
     tool name, added here when found trusted): by the name of the call it answers, the latest call of its id
-    before it (:func:`_reported_as`), or, when no call before it has its id, as untrusted server-tool content. Outputs of a ``memory`` call are not
-    reported. An untrusted one is reported each time (a reset of the session does not take it out of the
-    conversation). A failed report raises."""
+    before it (:func:`_reported_as`), or, when no call before it has its id, as untrusted server-tool
+    content. Outputs of a ``memory`` call are not reported. An untrusted one is reported each time (a reset
+    of the session does not take it out of the conversation). A failed report raises."""
     names: dict[str, str] = {}  # the calls made so far: a tool message answers the latest call of its id before it
     for m in messages:
         _add_call_names(m, names)
@@ -363,8 +365,6 @@ class MemoryTool(FunctionTool):
 def memory_tool(session: Session | AsyncSession) -> MemoryTool:
     """The ``memory`` tool for ``session`` (see :class:`MemoryTool`)."""
     return MemoryTool(session)
-
-
 
 
 def _spec_of(tool: object) -> BaseToolSpec | None:
