@@ -144,3 +144,14 @@ def test_a_tool_message_no_call_names_is_untrusted(handle: MetaHandle) -> None:
     session = handle.agent(ME).session("process-2")
     _run(session, conversation, "And refunds?", [example.remember(*REFUND), "Ok."])
     assert _statuses(handle) == {REFUND[0]: "quarantined"}
+
+
+def test_a_call_id_used_again_by_a_later_call_does_not_launder_the_page(handle: MetaHandle) -> None:
+    """Call ids are the model's: a later call may reuse one (this mock model numbers each run's calls from the
+    start). The page's message answers the call before it, ``web_fetch``, not the later ``calendar_lookup``."""
+    conversation = _read_page(handle, "process-1")
+    _run(handle.agent(ME).session("process-1"), conversation, "What is on today?",
+         [[("calendar_lookup", {"day": "today"})], "Lunch with Sam."])
+    _run(handle.agent(ME).session("process-2"), conversation, "What did the page say about refunds?",
+         [example.remember(*REFUND), "Ok."])
+    assert _statuses(handle) == {REFUND[0]: "quarantined"}

@@ -25,30 +25,41 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   error too) is classified by ``meta/turn/tool_result`` before the tool returns it to the agent, and so
   before the model sees it; a failed report raises from the tool instead of returning its output. A tool
   an MCP tool spec (``McpToolSpec``) made is reported as its server's (``mcp_server=``, judged by
-  ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted).
+  ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted). The server's
+  tool descriptions reach the model with no tool called (tool poisoning): at each read the block, and before
+  each call the ``memory`` tool, report the listing of every MCP server whose tools were wrapped for their
+  session as that server's result (``mcp_list_tools``; ``McpToolSpec.mcp_list_tools`` with no server named),
+  an untrusted one each time (a reset does not launder it while the tools are wrapped), a trusted one once.
 * **the history's tool results** (``aget``, the backstop): a conversation ``Memory`` holds (a persistent
   chat store resumed by a new process, a ``chat_history=`` handed to ``run``) reaches the model again,
   tool messages included, under whatever session the block now speaks from. Before the block answers a
   read, each tool message of the history it has not reported yet is classified for its session, by the
-  name of the call it answers (as :func:`reported_tools` reports that tool for this session: a spec's
-  function qualified by its spec, an MCP spec's tool with its server) or, when no call in the history
-  names it, as untrusted server-tool content. So a page read in an earlier session taints the session
+  name of the call it answers (the latest call of that id before it, as :func:`reported_tools` reports that
+  tool for this session: a spec's function qualified by its spec, an MCP spec's tool with its server; for
+  a tool only other sessions of the realm wrapped, as each of them reports it) or, when no call before it
+  has its id, as untrusted server-tool content. So a page read in an earlier session taints the session
   that reads it again, and again after a ``meta/session/reset`` while the message is still in the history.
   Outputs of the ``memory`` tool are not reported (the memory tool's own results).
   A ``Memory`` without this block has no backstop: nothing of the integration sees its history.
-* **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``.
+* **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``. Before
+  each call it classifies, for its own session, the tool messages of the conversation the agent passes it
+  (the workflow ``Context``'s ``Memory``, archived messages included), as the block does: in an
+  ``AgentWorkflow`` whose agents share one ``Memory``, a page the handing agent read is in the receiving
+  agent's context, so the receiver's session is tainted and its model's writes quarantined. A call with no
+  conversation to read is judged untrusted (:class:`MemoryTool`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, Optional
 
 try:
     from llama_index.core.base.llms.types import ChatMessage
     from llama_index.core.memory.memory import BaseMemoryBlock
+    from llama_index.core.tools.function_tool import FunctionTool
     from llama_index.core.tools.tool_spec.base import BaseToolSpec
     from llama_index.core.tools.types import AsyncBaseTool, BaseTool, ToolMetadata, ToolOutput, adapt_to_async_tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -67,9 +78,15 @@ __all__ = ["MetaMemoryBlock", "MemoryTool", "ReportedTool", "memory_tool", "repo
 EXCERPT_TITLE = "Conversation excerpt"
 EXCERPT_TAG = "llamaindex-excerpt"
 _BODY_CAP = 60_000  # under the record body cap (64 KiB), leaving room for the role labels
+#: The class name of ``llama-index-tools-mcp``'s tool spec; its tools are reported as ``McpToolSpec.<tool>``.
+MCP_TOOL_SPEC = "McpToolSpec"
+#: The tool name an MCP server's tool listing (its tools' descriptions) is reported under, as the server's result.
+MCP_LISTING_NAME = "mcp_list_tools"
 #: The name a history's tool message is reported under when no call in the history names it.
 UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
-_REMEMBERED = 4096  # tool-call ids a block remembers as reported; sessions whose wrapped tools are remembered
+#: Trusted tool messages (call id, tool) a block or memory tool remembers as reported; sessions whose wrapped
+#: tools are remembered.
+_REMEMBERED = 4096
 
 #: How :class:`ReportedTool` reports each tool of a session: (realm, identity, session key) -> tool name ->
 #: (the reported name, its provenance). The block's backstop reports a history's output of that tool alike.
@@ -90,30 +107,106 @@ def _catalogue(session: Any, name: str, reported: str, provenance: dict[str, str
             _CATALOG.popitem(last=False)
 
 
-def _catalogued(session: Any, name: str) -> tuple[str, dict[str, str] | None] | None:
-    with _CATALOG_LOCK:
-        return _CATALOG.get(_session_id(session), {}).get(name)
-
-
 def _get(item: Any, key: str) -> Any:
     return item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
 
 
-def _call_names(messages: Iterable[ChatMessage]) -> dict[str, str]:
-    """Tool-call id -> tool name, from the calls the history's messages make (``ToolCallBlock`` blocks, or an
-    OpenAI-style ``additional_kwargs["tool_calls"]``)."""
-    names: dict[str, str] = {}
+def _add_call_names(message: ChatMessage, names: dict[str, str]) -> None:
+    """Note in ``names`` (tool-call id -> tool name) the calls ``message`` makes (``ToolCallBlock`` blocks, or an
+    OpenAI-style ``additional_kwargs["tool_calls"]``); a call id made again names its latest call."""
+    for block in getattr(message, "blocks", None) or ():
+        call_id, name = getattr(block, "tool_call_id", None), getattr(block, "tool_name", None)
+        if isinstance(call_id, str) and isinstance(name, str):
+            names[call_id] = name
+    calls = (getattr(message, "additional_kwargs", None) or {}).get("tool_calls")
+    for call in calls if isinstance(calls, (list, tuple)) else ():
+        call_id, name = _get(call, "id"), _get(_get(call, "function"), "name")
+        if isinstance(call_id, str) and isinstance(name, str):
+            names[call_id] = name
+
+
+def _reported_as(session: Any, name: str) -> list[tuple[str, dict[str, str] | None]]:
+    """How a conversation's output of the tool ``name`` is reported for ``session``: as ``session``'s own
+    wrapped tool of that name reports it; else as every wrapped tool of that name of the other sessions of its
+    realm reports it (another agent's tool in a shared conversation: all of them, so a name two agents use
+    for different tools is judged as the least trusted); else by its name alone."""
+    with _CATALOG_LOCK:
+        own = _CATALOG.get(_session_id(session), {}).get(name)
+        if own is not None:
+            return [own]
+        found: list[tuple[str, dict[str, str] | None]] = []
+        for key, tools in _CATALOG.items():
+            entry = tools.get(name) if key[0] == session.realm else None
+            if entry is not None and entry not in found:
+                found.append(entry)
+    return found or [(name, None)]
+
+
+async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage],
+                                reported: OrderedDict[str, None]) -> None:
+    """Classify, for ``calls``' session, each tool message of ``messages`` not in ``reported`` (its call id and
+    tool name, added here when found trusted): by the name of the call it answers, the latest call of its id
+    before it (:func:`_reported_as`), or, when no call before it has its id, as untrusted server-tool
+    content. Outputs of a ``memory`` call are not reported. An untrusted one is reported each time (a reset
+    of the session does not take it out of the conversation). A failed report raises."""
+    names: dict[str, str] = {}  # the calls made so far: a tool message answers the latest call of its id before it
     for m in messages:
-        for block in getattr(m, "blocks", None) or ():
-            call_id, name = getattr(block, "tool_call_id", None), getattr(block, "tool_name", None)
-            if isinstance(call_id, str) and isinstance(name, str):
-                names[call_id] = name
-        calls = (getattr(m, "additional_kwargs", None) or {}).get("tool_calls")
-        for call in calls if isinstance(calls, (list, tuple)) else ():
-            call_id, name = _get(call, "id"), _get(_get(call, "function"), "name")
-            if isinstance(call_id, str) and isinstance(name, str):
-                names[call_id] = name
-    return names
+        _add_call_names(m, names)
+        if str(getattr(m.role, "value", m.role)) != "tool":
+            continue
+        call_id = (m.additional_kwargs or {}).get("tool_call_id")
+        call_id = call_id if isinstance(call_id, str) and call_id else None
+        name = names.get(call_id) if call_id is not None else None
+        if name == MEMORY_TOOL_NAME:
+            continue
+        seen = f"call\x00{call_id}\x00{name}" if call_id is not None and name is not None else None
+        if seen is not None and seen in reported:  # a call id used again for another tool is judged again
+            continue
+        trusted = True
+        if name is None:
+            verdict = await calls.tool_result(UNATTRIBUTED_TOOL_MESSAGE, server_tool=True)
+            trusted = verdict.trusted
+        else:
+            for reported_name, provenance in _reported_as(calls.session, name):
+                verdict = await calls.tool_result(reported_name, provenance=provenance)
+                trusted = trusted and verdict.trusted
+        if seen is not None and trusted:  # an untrusted one taints again after a reset
+            reported[seen] = None
+            while len(reported) > _REMEMBERED:
+                reported.popitem(last=False)
+
+
+def _mcp_servers(session: Any) -> list[str | None]:
+    """The MCP servers among the tools wrapped for ``session`` (:func:`reported_tools`): each typed MCP
+    provenance's server, and ``None`` when an ``McpToolSpec`` tool was wrapped with no server named."""
+    with _CATALOG_LOCK:
+        entries = list(_CATALOG.get(_session_id(session), {}).values())
+    servers: list[str | None] = []
+    for reported, provenance in entries:
+        if provenance is not None and str(provenance.get("kind", "")).strip().lower() == "mcp":
+            servers.append(provenance.get("source_id"))
+        elif provenance is None and reported.startswith(f"{MCP_TOOL_SPEC}."):
+            servers.append(None)
+    return list(dict.fromkeys(servers))
+
+
+async def _report_mcp_listings(calls: SessionCalls, reported: OrderedDict[str, None]) -> None:
+    """Report, for ``calls``' session, the tool listing of each MCP server among the tools wrapped for it
+    (:func:`_mcp_servers`): the tools' descriptions are the server's text, which the model reads with no tool
+    called. Reported as ``mcp_list_tools`` with the server's typed provenance (``trusted_mcp_servers`` judges
+    it), or as ``McpToolSpec.mcp_list_tools`` (untrusted) for a spec's tools with no server named. A listing
+    found trusted is remembered in ``reported``; any other is reported each time (a reset while the server's
+    tools are still wrapped for the session does not launder it). A failed report raises."""
+    for server in _mcp_servers(calls.session):
+        seen = f"listing\x00{server}"
+        if seen in reported:
+            continue
+        if server is None:
+            verdict = await calls.tool_result(f"{MCP_TOOL_SPEC}.{MCP_LISTING_NAME}")
+        else:
+            verdict = await calls.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": server})
+        if verdict.trusted:
+            reported[seen] = None
 
 
 class MetaMemoryBlock(BaseMemoryBlock[str]):
@@ -142,6 +235,7 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         return self._skip
 
     async def _aget(self, messages: Optional[list[ChatMessage]] = None, **block_kwargs: Any) -> str:
+        await _report_mcp_listings(self._calls, self._reported)
         await self._report_history(messages or [])
         query = last_user_text(
             {"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""} for m in messages or [])
@@ -154,27 +248,7 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         trusted is not reported again by this block, an untrusted one is at every read (a reset of the session
         does not take the page out of the history the model reads). A failed report raises, so the read (and
         the model call) does not happen."""
-        names: dict[str, str] | None = None
-        for m in messages:
-            if str(getattr(m.role, "value", m.role)) != "tool":
-                continue
-            call_id = (m.additional_kwargs or {}).get("tool_call_id")
-            call_id = call_id if isinstance(call_id, str) and call_id else None
-            if call_id is not None and call_id in self._reported:
-                continue
-            names = _call_names(messages) if names is None else names
-            name = names.get(call_id) if call_id is not None else None
-            if name == MEMORY_TOOL_NAME:
-                continue
-            if name is None:
-                verdict = await self._calls.tool_result(UNATTRIBUTED_TOOL_MESSAGE, server_tool=True)
-            else:
-                reported, provenance = _catalogued(self.session, name) or (name, None)
-                verdict = await self._calls.tool_result(reported, provenance=provenance)
-            if call_id is not None and verdict.trusted:  # an untrusted one taints again after a reset
-                self._reported[call_id] = None
-                while len(self._reported) > _REMEMBERED:
-                    self._reported.popitem(last=False)
+        await _report_tool_messages(self._calls, messages, self._reported)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         if not self.store_ejected:
@@ -217,18 +291,44 @@ def _arguments_model(schema: dict[str, Any]) -> type[BaseModel]:
     return create_model("MemoryToolArguments", **fields)
 
 
-class MemoryTool(AsyncBaseTool):
-    """The ``memory`` tool (``meta/agent_memory/tool``) for one session; refusals are error outputs."""
+#: The tool name a conversation shared with another session's agent is reported under (typed agent provenance
+#: naming that session, so its taint carries to the ``memory`` tool's session).
+SHARED_CONVERSATION = "shared conversation"
+#: The tool name a ``memory`` call is reported under when the conversation it was made in cannot be read (no
+#: workflow ``Context``, or one without a memory): untrusted, so the call's writes are quarantined.
+UNJUDGED_CONVERSATION = "unjudged conversation"
+
+
+class MemoryTool(FunctionTool):
+    """The ``memory`` tool (``meta/agent_memory/tool``) for one session; refusals are error outputs.
+
+    A LlamaIndex agent passes it the workflow's ``Context`` (it declares one, as a ``FunctionTool`` with a
+    ``ctx: Context`` parameter does). Before each call it classifies, for its session, the tool messages of the
+    conversation the model wrote the call in (the ``Memory`` in the context, archived messages included), as
+    :class:`MetaMemoryBlock` does: in an ``AgentWorkflow`` sharing one ``Memory``, a page another agent read
+    before handing off is in this model's context, so this session is tainted and the write quarantined. A
+    call whose conversation cannot be read (no ``Context``, or one without a memory) is judged untrusted
+    (reported as ``unjudged conversation``, server-tool content): its writes are quarantined. A failed report
+    raises instead of making the call.
+
+    What another agent of the conversation wrote may carry a taint no tool message shows (its model read a
+    poisoned MCP tool description, or its session was tainted before): for each ``MetaMemoryBlock`` of the
+    conversation's ``Memory`` that speaks from another session, the tool also reports ``shared conversation``
+    with agent provenance naming that session (``{"kind": "agent", "source_id": <identity>, "session_key":
+    <key>}``), so that session's taint carries to this one before each call."""
 
     def __init__(self, session: Session | AsyncSession) -> None:
         definition = memory_tool_definition()
         self._calls = SessionCalls(session)
-        self._metadata = ToolMetadata(name=definition["name"], description=definition["description"],
-                                      fn_schema=_arguments_model(definition["input_schema"]))
+        self._reported: OrderedDict[str, None] = OrderedDict()
+        super().__init__(async_fn=self._invoke, metadata=ToolMetadata(
+            name=definition["name"], description=definition["description"],
+            fn_schema=_arguments_model(definition["input_schema"])))
+        self.requires_context, self.ctx_param_name = True, "ctx"  # the agent passes its workflow Context as ctx
 
-    @property
-    def metadata(self) -> ToolMetadata:
-        return self._metadata
+    async def _invoke(self, **kwargs: Any) -> str:
+        """The tool's function (``fn`` / ``async_fn``): :meth:`acall`'s text."""
+        return str((await self.acall(**kwargs)).content)
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
         import asyncio
@@ -236,19 +336,35 @@ class MemoryTool(AsyncBaseTool):
         return asyncio.run(self.acall(*args, **kwargs))
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        ctx = kwargs.pop("ctx", None)
+        await self._judge_conversation(ctx)
         arguments = {k: v for k, v in kwargs.items() if v is not None}
         out = await self._calls.tool(arguments)
         return ToolOutput(content=out.text, tool_name=self._metadata.get_name(), raw_input=kwargs,
                           raw_output=out.text, is_error=out.is_error)
 
+    async def _judge_conversation(self, ctx: Any) -> None:
+        """Classify the tool messages of the conversation in ``ctx`` (the workflow's ``Memory``), or report
+        the conversation as unjudged when there is none to read; and the tool listings of the MCP servers
+        whose tools are wrapped for this session (:func:`reported_tools`), which its model reads too."""
+        await _report_mcp_listings(self._calls, self._reported)
+        store = getattr(ctx, "store", None)
+        memory = await store.get("memory", default=None) if store is not None else None
+        get_all = getattr(memory, "aget_all", None)
+        if get_all is None:
+            await self._calls.tool_result(UNJUDGED_CONVERSATION, server_tool=True)
+            return
+        await _report_tool_messages(self._calls, list(await get_all()), self._reported)
+        for block in getattr(memory, "memory_blocks", None) or ():  # the agents this conversation speaks from
+            other = getattr(block, "session", None) if isinstance(block, MetaMemoryBlock) else None
+            if other is not None and _session_id(other) != _session_id(self._calls.session):
+                await self._calls.tool_result(SHARED_CONVERSATION, provenance={
+                    "kind": "agent", "source_id": other.identity, "session_key": other.session_key})
+
 
 def memory_tool(session: Session | AsyncSession) -> MemoryTool:
     """The ``memory`` tool for ``session`` (see :class:`MemoryTool`)."""
     return MemoryTool(session)
-
-
-#: The class name of ``llama-index-tools-mcp``'s tool spec; its tools are reported as ``McpToolSpec.<tool>``.
-MCP_TOOL_SPEC = "McpToolSpec"
 
 
 def _spec_of(tool: object) -> BaseToolSpec | None:

@@ -21,7 +21,13 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     generation) whose results come inside the model's response, as provider-native server-tool
     content (always untrusted), before any tool of that response runs; a hosted MCP server's tool
     listing (``mcp_list_tools``: its tools' descriptions, the server's text) counts as its content too;
-  - ``on_llm_start`` is the backstop: before every model call it reports each tool output in the
+  - ``on_llm_start`` first reports the tool listing of each MCP server whose tools the agent's model is
+    given (``Agent(mcp_servers=[...])``, or function tools the SDK attributes to a server): the tools'
+    descriptions are the server's text, read with no tool called (tool poisoning), so the listing is
+    reported as ``mcp_list_tools`` with that server's provenance (``trusted_mcp_servers`` judges it); an
+    untrusted one at every model call (a reset while the server is attached does not launder it), a trusted
+    one once;
+  - ``on_llm_start`` is also the backstop: before every model call it reports each tool output in the
     model's input that was not reported yet (results in a resumed conversation, in the history a
     handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
     whose call is not in the input is reported as untrusted server-tool content. An untrusted output
@@ -78,7 +84,8 @@ from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
 from ._session import SessionCalls, last_user_text
 
-__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "TOOL_INPUT_NAME", "tool_provenance"]
+__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "MCP_LISTING_NAME", "TOOL_INPUT_NAME",
+           "tool_provenance"]
 
 #: Response items of hosted (provider-run) tools whose results arrive inside the model's response; a hosted MCP
 #: server's tool listing (``mcp_list_tools``) too: its tool descriptions are the server's text, in the model's input.
@@ -94,6 +101,8 @@ _CALL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell", "
 _REMEMBERED_CALLS = 4096
 #: The tool name a received handoff is reported under (with typed agent provenance).
 HANDOFF_TOOL_NAME = "handoff"
+#: The tool name an MCP server's tool listing (its tools' descriptions) is reported under, as the server's result.
+MCP_LISTING_NAME = "mcp_list_tools"
 #: The tool name the input of an agent run as another agent's tool (``Agent.as_tool``) is reported under.
 TOOL_INPUT_NAME = "agent_tool_input"
 
@@ -216,6 +225,7 @@ class AgentMemory:
         # by the tool object when the SDK gives no call id); a foreign tool also named ``memory`` is reported
         self._reported: OrderedDict[str, None] = OrderedDict()
         self._tools: list[weakref.ref[FunctionTool]] = []
+        self._listed: set[str] = set()  # the MCP servers whose tool listing was reported and found trusted
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
@@ -465,12 +475,34 @@ class AgentMemory:
         else:
             await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True)
 
+    async def _report_mcp_listings(self, agent: Any) -> None:
+        """Report the tool listing of each MCP server whose tools ``agent``'s model is given (its
+        ``mcp_servers``, and the servers the SDK attributes its function tools to) as a tool result
+        ``mcp_list_tools`` of that server (``{"kind": "mcp", "source_id": <server>}``): the tools'
+        descriptions are the server's text in the model's input, read with no tool called. A server
+        ``trusted_mcp_servers`` lists is reported once; any other at every model call (a reset while the
+        server is still attached does not launder it); a server with no name as server-tool content."""
+        servers: list[str | None] = []
+        for server in getattr(agent, "mcp_servers", None) or ():
+            name = getattr(server, "name", None)
+            servers.append(name if isinstance(name, str) and name else None)
+        servers += [_mcp_server(t) for t in getattr(agent, "tools", None) or () if _mcp_server(t)]
+        for name in dict.fromkeys(servers):
+            if name is None:
+                await self.report(MCP_LISTING_NAME, server_tool=True)
+            elif name not in self._listed:
+                await self._note()
+                verdict = await self.calls.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": name})
+                if verdict.trusted:
+                    self._listed.add(name)
+
     async def model_input(self, items: Iterable[Any], agent: Any = None) -> None:
         """Before a model call (``on_llm_start``): report every tool output in the input not reported yet,
         by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
         (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output). Only the
         outputs of calls this memory's own tool ran are skipped: an output of a ``memory`` call it did not
         run (another agent's tool of that name, an earlier process's history) is reported too."""
+        await self._report_mcp_listings(agent)
         items = list(items)
         tools = {getattr(t, "name", None): t for t in (getattr(agent, "tools", None) or [])}
         names: dict[str, str] = {}
