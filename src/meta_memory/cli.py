@@ -3,7 +3,7 @@
 Commands: ``serve`` (HTTP gateway), ``gateway --stdio``, ``doctor``,
 ``storage-adopt-predecessor``, ``replay`` (LoCoMo replay over HTTP), ``mcp``
 (the ``memory`` tool over MCP stdio), ``token hash``, and agent memory from the
-shell: ``remember``, ``recall``, ``forget``, ``list`` (``shell.py``).
+shell: ``remember``, ``recall``, ``update``, ``history``, ``forget``, ``list``, ``erase`` (``shell.py``).
 Exit codes: 0 success, 1 a refusal (startup refused, bad config), 2 usage error.
 """
 

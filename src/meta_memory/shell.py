@@ -1,4 +1,4 @@
-"""Agent memory from the shell: ``meta-memory remember | recall | forget | list | erase``, and an
+"""Agent memory from the shell: ``meta-memory remember | recall | update | history | forget | list | erase``, and an
 operator's review of quarantined records: ``meta-memory quarantine list | show | release | discard``.
 
 Each command works on one identity (``--identity``, optionally ``--realm``), either against a running
@@ -10,10 +10,10 @@ A word that mixes look-alike alphabets (``lead:maіn`` with a Cyrillic ``і``, `
 or in stored text, is styled in the table or line and named on a ``marked:`` line under it, with the
 alphabets it mixes (:mod:`meta_memory.terminal`); ``--json`` carries no mark (its shape is the RPC result's).
 
-Writes from the shell are application writes (``meta/agent_memory/remember|forget``), exactly like an
+Writes from the shell are application writes (``meta/agent_memory/remember|update|forget``), exactly like an
 app calling the RPC: they are never quarantined, and they pass the same validator (caps, secret
 refusal). Exit codes: 0 success; 1 a refusal by the gateway (the JSON-RPC error's message and
-``data.kind`` are printed), an unreachable gateway or a refused start; 2 a usage error. With ``--json`` a
+``data.kind`` are printed, the field it names spelled as the argument or option typed: :func:`as_typed`), an unreachable gateway or a refused start; 2 a usage error. With ``--json`` a
 refusal (exit 1) is also printed on stdout as ``{"error": {code, message, data: {kind, ...}}}``: the
 JSON-RPC error object, or ``code: null`` with ``kind`` ``unreachable`` or ``startup``; a usage error (exit
 2) is text on stderr only. ``erase --all`` needs ``--yes`` (or a confirmation at a terminal). A refusal
@@ -189,7 +189,8 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
             result = call(handle)
     except MetaError as exc:
         detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
-        click.echo(one_line(f"meta-memory: refused ({exc.kind}): {exc.message}" + (f" [{detail}]" if detail else "")),
+        said = as_typed(exc.message, exc.data.get("field"), click.get_current_context(silent=True))
+        click.echo(one_line(f"meta-memory: refused ({exc.kind}): {said}" + (f" [{detail}]" if detail else "")),
                    err=True)
         for note in getattr(exc, "__notes__", ()):  # what the command adds to the gateway's answer
             click.echo(one_line(f"meta-memory: {note}"), err=True)
@@ -209,6 +210,43 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))
     else:
         show(result)
+
+
+def typed_names(command: click.Command) -> dict[str, str]:
+    """The RPC fields a command's parameters carry, each with the name a user types for it: a parameter
+    whose Python name is an RPC field (``query_text`` of ``recall``'s ``QUERY``, ``tags`` of ``--tag``,
+    ``max_entries`` of ``-k/--max-entries``; ``filter_`` of ``--filter``, a trailing ``_`` keeping a
+    built-in's name free) carries that field. An argument is named by its metavar (``QUERY``), an option by
+    its long flag (``--max-entries``)."""
+    names: dict[str, str] = {}
+    for param in command.params:
+        if param.name is None:
+            continue
+        if isinstance(param, click.Argument):
+            names[param.name.rstrip("_")] = param.human_readable_name
+        else:
+            names[param.name.rstrip("_")] = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+    return names
+
+
+def as_typed(message: str, field: object, ctx: click.Context | None) -> str:
+    """A gateway's refusal ``message`` speaking the command line's names: the field it names (``field``, the
+    refusal's ``data.field``; every one when that is ``params``, a rule over several) and any other of the
+    command's fields spelled with an underscore (never a word of prose: ``ttl_s``, ``clear_expiry``) are
+    replaced, as whole unquoted words, by the argument or option the user typed (:func:`typed_names`):
+    ``query_text must be at most 16384 bytes`` from ``recall`` reads ``QUERY must be at most 16384
+    bytes``; ``update needs at least one of title, body, ...`` from ``update`` reads ``... of --title,
+    --body, ...``. A field the command has no parameter for (a nested ``records.0.title``) is left as the
+    gateway wrote it, and so is ``--json``'s error object (the JSON-RPC error as answered)."""
+    if ctx is None:
+        return message
+    names = typed_names(ctx.command)
+    replaced = [name for name in names if field in (name, "params") or "_" in name]
+    if not replaced:
+        return message
+    words = re.compile(r"(?<![\w.$'\"-])(" + "|".join(map(re.escape, sorted(replaced, key=len, reverse=True)))
+                       + r")(?![\w.'\"-])")
+    return words.sub(lambda m: names[m.group(1)], message)
 
 
 def _count(n: int, noun: str) -> str:
@@ -264,13 +302,14 @@ def _utf8(name: str, text: str) -> str:
     return text
 
 
-def _read_body(body: str) -> str:
+def _read_body(body: str, *, name: str = "BODY") -> str:
+    """The body ``name`` gives: its text, or stdin's for ``-`` (text that is not UTF-8: a usage error)."""
     if body == "-":
         try:
             return sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError:
-            raise click.UsageError("BODY from stdin is not valid UTF-8 text") from None
-    return _utf8("BODY", body)
+            raise click.UsageError(f"{name} from stdin is not valid UTF-8 text") from None
+    return _utf8(name, body)
 
 
 #: Records per ``meta/agent_memory/list`` page the shell asks for (the method's own maximum).
@@ -333,16 +372,17 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | 
 
 
 @click.command("recall")
-@click.argument("query")
-@click.option("-k", "--max-entries", "k", type=click.IntRange(1, 64), default=None,
+@click.argument("query_text", metavar="QUERY")
+@click.option("-k", "--max-entries", "max_entries", type=click.IntRange(1, 64), default=None,
               help="How many records at most (1..64; default: the gateway's agent_memory.max_entries).")
-@click.option("--filter", "where", default=None, metavar="JSON",
+@click.option("--filter", "filter_", default=None, metavar="JSON",
               help='Only records whose metadata matches, e.g. \'{"project": "apollo", "n": {"$gte": 3}}\'.')
 @_target_options
-def recall_command(query: str, k: int | None, where: str | None, identity: str, realm: str | None, **kw: Any) -> None:
+def recall_command(query_text: str, max_entries: int | None, filter_: str | None, identity: str, realm: str | None,
+                   **kw: Any) -> None:
     """Recall the records of one identity that best match QUERY, best first."""
-    flt = _json_object("--filter", where)
-    query = _utf8("QUERY", query)
+    flt = _json_object("--filter", filter_)
+    query = _utf8("QUERY", query_text)
 
     def show(records: list[Any]) -> None:
         if not records:
@@ -363,7 +403,7 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
             out["degraded_reason"] = records.degraded_reason
         return out
 
-    _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=k,
+    _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=max_entries,
                                                      filter=flt), show, wire=wire)
 
 
@@ -406,6 +446,102 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
     _run(_ctx(**kw), forgetting, show, wire=lambda outcome: outcome[0])
 
 
+@click.command("update")
+@click.argument("memory_id")
+@click.option("--title", default=None, help="The new title (without it, the current one is kept).")
+@click.option("--body", default=None, help='The new body ("-" reads it from stdin; without it, the current one is kept).')
+@click.option("--tag", "tags", multiple=True,
+              help="A tag of the new version (repeat for several): the tags given replace the current ones.")
+@click.option("--clear-tags", is_flag=True, help="The new version holds no tag (not with --tag).")
+@click.option("--metadata", default=None, metavar="JSON",
+              help="A JSON object replacing the current metadata whole (keys are not merged; '{}' clears it).")
+@click.option("--ttl-s", "ttl_s", type=click.IntRange(min=1), default=None,
+              help="The new version expires this many seconds from now (1..[agent_memory] max_ttl_s).")
+@click.option("--clear-expiry", is_flag=True, help="The new version never expires (not with --ttl-s).")
+@_target_options
+def update_command(memory_id: str, title: str | None, body: str | None, tags: tuple[str, ...], clear_tags: bool,
+                   metadata: str | None, ttl_s: int | None, clear_expiry: bool, identity: str, realm: str | None,
+                   **kw: Any) -> None:
+    """Update MEMORY_ID of one identity: a new version supersedes it (meta/agent_memory/update).
+
+    Only what is given is sent and changed; the rest is kept from the current version. At least one of
+    --title, --body, --tag/--clear-tags, --metadata, --ttl-s, --clear-expiry is needed. An update that
+    changes nothing writes no version and says so, exit 0. An id the identity has no active record under
+    (unknown, another identity's or realm's, told alike; a superseded, forgotten or expired version) is
+    refused as the gateway refuses it, exit 1. --json prints the RPC result: {memory_id, supersedes, record}
+    (supersedes null when nothing changed)."""
+    if tags and clear_tags:
+        raise click.UsageError("give --tag or --clear-tags, not both")
+    mid = _utf8("MEMORY_ID", memory_id)
+    new_title = None if title is None else _utf8("--title", title)
+    new_body = None if body is None else _read_body(body, name="--body")
+    new_tags = [] if clear_tags else ([_utf8("--tag", t) for t in tags] or None)
+    meta = _json_object("--metadata", metadata)
+
+    def show(result: Any) -> None:
+        if result.supersedes is None:
+            said = f"nothing changed: {result.memory_id} already holds this (no new version written)"
+        else:
+            said = f"updated for {_stored_as(identity)}: {result.memory_id} supersedes {result.supersedes}"
+        _console().print(_records_table(said, [result.record], with_body=True, names=(identity,)))
+
+    _run(_ctx(**kw), lambda h: h.update_agent_memory(identity, mid, title=new_title, body=new_body, tags=new_tags,
+                                                     realm=realm, ttl_s=ttl_s, clear_expiry=clear_expiry,
+                                                     metadata=meta), show)
+
+
+def _when(ms: int | None) -> str:
+    """An epoch-milliseconds time as UTC, to the second (``2026-12-07 08:15:02``; ``-`` for none)."""
+    from datetime import UTC, datetime
+
+    return "-" if ms is None else datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _by(author: Any) -> str:
+    """Who a history row names: ``agent lead:main``, ``steward run-1``, ``application``."""
+    if author is None:
+        return "-"
+    return " ".join(part for part in (author.author, author.identity or author.run_id) if part)
+
+
+@click.command("history")
+@click.argument("memory_id")
+@_target_options
+def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
+    """Show every version of MEMORY_ID (any of its versions) of one identity, oldest first: its id, the
+    change that wrote it, when (UTC), by whom, its status and title (meta/agent_memory/history; at most 200
+    versions, and the command says when more are linked).
+
+    Quarantined content is withheld and an erased version shows only that it was erased. An id the
+    identity has no record under (unknown, another identity's or realm's, told alike) is refused, exit 1.
+    --json prints the RPC result: {memory_id, order, versions, truncated}."""
+    mid = _utf8("MEMORY_ID", memory_id)
+
+    def show(found: Any) -> None:
+        from rich.cells import cell_len
+        from rich.table import Table
+
+        caption = text(f"history of {mid} for {identity} ({_count(len(found.versions), 'version')}, oldest first)",
+                       names=(identity,))
+        table = Table(title=caption, title_justify="left", min_width=cell_len(caption.plain))
+        table.add_column("memory_id", no_wrap=True, style="cyan")
+        for name in ("change", "when (UTC)", "by", "status"):  # each version supersedes the row above it
+            table.add_column(name, no_wrap=True)
+        table.add_column("title", overflow="fold", min_width=12)
+        table.add_column("tags", overflow="fold")
+        for v in found.versions:
+            title = f"({v.withheld}: withheld)" if v.withheld else (v.title or "")
+            row = [v.memory_id, v.reason, _when(v.created_at_ms), _by(v.author), v.status, title,
+                   ", ".join(v.tags or ())]
+            table.add_row(*(text(cell) for cell in row))
+        console = _console()
+        console.print(table)
+        if found.truncated:
+            console.print(text(f"more versions are linked to {mid}: the {len(found.versions)} oldest are shown"))
+
+    _run(_ctx(**kw), lambda h: h.history_agent_memory(identity, mid, realm=realm), show)
+
+
 @click.command("list")
 @click.option("--limit", type=click.IntRange(1, MAX_LIST_LIMIT), default=None,
               help=f"At most this many records (1..{MAX_LIST_LIMIT}, the bound of meta/agent_memory/list's "
@@ -413,13 +549,13 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
                    "listed, read page by page.")
 @click.option("--tag", "tags", multiple=True,
               help="Only records holding this tag (repeat: every one must be held).")
-@click.option("--filter", "where", default=None, metavar="JSON",
+@click.option("--filter", "filter_", default=None, metavar="JSON",
               help='Only records whose metadata matches, e.g. \'{"project": "apollo"}\' (as recall --filter).')
 @click.option("--cursor", default=None, metavar="CURSOR",
               help="Go on after an earlier list --limit: the cursor it printed when more records followed (with "
                    "the same --tag and --filter).")
 @_target_options
-def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, cursor: str | None, identity: str,
+def list_command(limit: int | None, tags: tuple[str, ...], filter_: str | None, cursor: str | None, identity: str,
                  realm: str | None, **kw: Any) -> None:
     """List the active records of one identity, newest updated first (a table of ids, titles and tags).
 
@@ -430,7 +566,7 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, cu
     --json. --json prints one shape whatever the options: a JSON array of the records as that method
     returns them, each {memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms,
     expires_at_ms} ([] when none)."""
-    flt = _json_object("--filter", where)
+    flt = _json_object("--filter", filter_)
     wanted = [_utf8("--tag", t) for t in tags]
     start = None if cursor is None else _utf8("--cursor", cursor)
 
@@ -448,7 +584,7 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, cu
 
     def more(after: str) -> str:
         again = " ".join(["--limit", str(limit), *(f"--tag {shlex.quote(t)}" for t in wanted),
-                          *([f"--filter {shlex.quote(where or '')}"] if flt else [])])
+                          *([f"--filter {shlex.quote(filter_ or '')}"] if flt else [])])
         return f"more records follow: list them with --cursor {after} {again}"
 
     def show_records(out: tuple[list[Any], str | None]) -> None:
@@ -741,6 +877,6 @@ quarantine_group.add_command(_decide_command(
 
 def register(group: click.Group) -> None:
     """Add the memory commands to the ``meta-memory`` group."""
-    for command in (remember_command, recall_command, forget_command, list_command, erase_command,
-                    quarantine_group):
+    for command in (remember_command, recall_command, update_command, history_command, forget_command,
+                    list_command, erase_command, quarantine_group):
         group.add_command(command)
