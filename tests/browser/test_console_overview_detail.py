@@ -212,3 +212,29 @@ def test_a_direction_override_in_the_search_is_shown_as_an_escape(page: Any, con
     assert box.evaluate("n => getComputedStyle(n).unicodeBidi") == "plaintext"
     expect(page.locator("#f-query-warning")).to_contain_text("⟨U+202E⟩")
     assert page.locator("#view b").count() == 0
+
+
+def test_at_1280px_the_records_table_fits_and_the_first_copy_button_shows(browser: Any, console: Any,
+                                                                          expired: str) -> None:
+    """At 1280x800 (a laptop) the listing beside the navigation and the timeline fits without a sideways
+    scroll, and the first row's Copy button is on screen at first: before, the table was about 80 px too wide
+    and the Id column started past the listing's right edge."""
+    gw, _ = console
+    with open_page(browser) as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        _open(page, gw, "#records")
+        expect(page.locator("table.records tbody tr")).to_have_count(11)
+        wrap = page.locator("#records-holder .table-wrap")
+        widths = page.evaluate("""() => [...document.querySelectorAll('table.records thead th')]
+            .map((th) => [th.textContent, Math.round(th.getBoundingClientRect().width)])""")
+        assert wrap.evaluate("n => n.scrollWidth <= n.clientWidth"), ("the records table scrolls sideways", widths)
+        assert _inside(page, "table.records button.copy", "#records-holder .table-wrap") == []
+        copy = page.locator("table.records tbody tr").first.locator("button.copy")
+        box, holder = copy.bounding_box(), wrap.bounding_box()
+        assert box is not None and holder is not None
+        assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= 1280 and box["y"] + box["height"] <= 800
+        assert box["x"] + box["width"] <= holder["x"] + holder["width"]
+        # the updated time is whole, on one line or as date over clock time, and the page does not scroll sideways
+        when = page.locator("table.records tbody tr").first.locator("time.when")
+        assert when.get_attribute("datetime", timeout=1000) is not None
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")

@@ -45,7 +45,7 @@ from typing import Any, Protocol
 
 from ..clock import Clock
 
-__all__ = ["DRAIN_DELAY_S", "EventBus", "EventEnvelope", "EventSink", "outbox_path", "parse_event_seq",
+__all__ = ["DRAIN_DELAY_S", "MAX_EVENT_SEQ", "EventBus", "EventEnvelope", "EventSink", "outbox_path", "parse_event_seq",
            "SYSTEM_IDENTITY"]
 
 SYSTEM_IDENTITY = "_system"
@@ -84,17 +84,23 @@ class EventEnvelope:
         }
 
 
+#: The largest sequence number an event id may name (64 bits, the width of a reader's opaque ids).
+MAX_EVENT_SEQ = 2**64 - 1
+_MAX_SEQ_DIGITS = len(str(MAX_EVENT_SEQ))
+
+
 def parse_event_seq(value: Any) -> int | None:
-    """``console-evt-12`` / ``"12"`` / ``12`` -> 12; anything else -> ``None``."""
+    """``console-evt-12`` / ``"12"`` / ``12`` -> 12; anything else -> ``None``, a number past
+    :data:`MAX_EVENT_SEQ` among them (text longer than its digits is refused before it is read as a number)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if value >= 0 else None
+        return value if 0 <= value <= MAX_EVENT_SEQ else None
     if isinstance(value, str):
         text = value.strip()
         if text.startswith(_PREFIX):
             text = text[len(_PREFIX):]
-        if text.isascii() and text.isdigit():
+        if text.isascii() and text.isdigit() and len(text) <= _MAX_SEQ_DIGITS and int(text) <= MAX_EVENT_SEQ:
             return int(text)
     return None
 

@@ -17,9 +17,9 @@ import hmac
 import re
 from typing import Any
 
-from .bus import parse_event_seq
+from .bus import MAX_EVENT_SEQ, parse_event_seq
 
-__all__ = ["OPAQUE_PREFIX", "EventCursor", "is_opaque_event_id"]
+__all__ = ["AFTER_RULE", "OPAQUE_PREFIX", "EventCursor", "is_event_cursor", "is_opaque_event_id"]
 
 #: The prefix of an opaque (per-reader) event id.
 OPAQUE_PREFIX = "evt-"
@@ -31,6 +31,18 @@ _ROUNDS = 4
 def is_opaque_event_id(value: Any) -> bool:
     """Whether ``value`` has the shape of an opaque event id (``evt-`` and 16 lowercase hex digits)."""
     return isinstance(value, str) and _OPAQUE.fullmatch(value.strip()) is not None
+
+
+#: The shape every ``after`` cursor keeps (``meta/events/list``, ``GET /events?after=``), whoever reads it.
+AFTER_RULE = ("after must be an event_id ('console-evt-<n>' or 'evt-<16 hex>') or an integer from 0 to "
+              f"{MAX_EVENT_SEQ}")
+
+
+def is_event_cursor(value: Any) -> bool:
+    """Whether ``value`` has the shape of an event cursor (:data:`AFTER_RULE`): an id some reader could be
+    shown, or a sequence number. The shape alone, alike for every reader: whether this reader was shown it
+    is :meth:`EventCursor.parse`'s to say."""
+    return parse_event_seq(value) is not None or is_opaque_event_id(value)
 
 
 class EventCursor:

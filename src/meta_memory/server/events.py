@@ -4,9 +4,15 @@
   query string is refused (HTTP 400, ``data.field = "token"``): URLs end up in
   logs, histories and ``Referer`` headers. The console reads the stream with
   ``fetch()`` and sends the header like any other client.
-* Resume with ``Last-Event-ID`` (or ``?after=<event id>``): a reader who sees only some identities' events
-  is sent opaque ids of its own (``events/cursor.py``) and resumes with them; any other value (one it
-  was not shown: made up, another reader's, a plain number) starts from the oldest retained event.
+* Resume with ``Last-Event-ID`` (or ``?after=<event id>``; the header wins when both are sent): a reader who
+  sees only some identities' events is sent opaque ids of its own (``events/cursor.py``) and resumes with
+  them; any other well-formed value (one it was not shown: made up, another reader's, a plain number)
+  starts from the oldest retained event.
+* ``after`` is the only query parameter. A caller the gateway would serve is refused with HTTP 400
+  (``-32600 invalid_request``, ``data.field`` naming the parameter, before any slot is taken) for a
+  parameter of another name (``?limit=``, ``?since=``, ``?After=``: names are case-sensitive), ``after``
+  given more than once, or an ``after`` not shaped as a cursor (``AFTER_RULE``: empty, ``abc``, ``-1``, a
+  number past 2**64-1). Callers refused 401 or 403 are refused as before, whatever the query.
 * Under ``[access]`` the caller must be able to read some memory (``memory.can_read``);
   otherwise HTTP 403 before any slot is taken, so an anonymous caller cannot hold streams.
 * At most ``[gateway] max_event_subscribers`` streams are open at once and, under ``[access]``,
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -28,12 +34,13 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..access.principal import AuthenticationFailed, Principal
-from ..errors import AccessDenied, CapacityExceeded, InvalidRequest
-from ..events.cursor import EventCursor
+from ..errors import AccessDenied, CapacityExceeded, InvalidRequest, echo
+from ..events.cursor import AFTER_RULE, EventCursor, is_event_cursor
 from ..rpc.dispatch import encode, error_response
 from .gateway import Gateway
+from .perimeter import json_refusal
 
-__all__ = ["EventsEndpoint", "url_token_refusal"]
+__all__ = ["EVENTS_QUERY", "EventsEndpoint", "QueryRule", "query_refusal", "url_token_refusal"]
 
 _SSE_POLL_S = 0.1  # how often an idle stream checks the bus for new events
 _SSE_KEEPALIVE_S = 15.0  # an idle stream sends a comment line this often
@@ -52,6 +59,38 @@ def url_token_refusal(request: Request) -> Response | None:
                                  name)
             return Response(encode(error_response(None, exc)), status_code=400, media_type="application/json")
     return None
+
+
+#: A query parameter's check: whether a value keeps its rule, and the rule in words (the refusal's message).
+QueryRule = tuple[Callable[[str], bool], str]
+
+
+def query_refusal(request: Request, route: str, accepted: Mapping[str, QueryRule]) -> Response | None:
+    """HTTP 400 (``invalid_request``, ``data.field`` naming the parameter) for the first query parameter of
+    ``request`` that breaks a rule of the GET route ``route``: a name not in ``accepted`` (names are
+    case-sensitive), a name given more than once (one value is read, so two are refused rather than one
+    chosen), or a value its check refuses (the message is the rule; the value is not repeated: a URL may
+    carry what an answer should not). ``None`` when the query keeps them all. A name the caller made up is
+    repeated as :func:`~meta_memory.errors.echo` shows it."""
+    seen: set[str] = set()
+    for name, value in request.query_params.multi_items():
+        rule = accepted.get(name)
+        if rule is None:
+            takes = f"only {', '.join(accepted)}" if accepted else "no query parameters"
+            exc = InvalidRequest(f"unknown query parameter {echo(name)!r}: {route} takes {takes}", echo(name))
+        elif name in seen:
+            exc = InvalidRequest(f"the query parameter {name} is given more than once; give it once", name)
+        elif not rule[0](value):
+            exc = InvalidRequest(rule[1], name)
+        else:
+            seen.add(name)
+            continue
+        return json_refusal(400, exc)
+    return None
+
+
+#: The query parameters ``GET /events`` reads.
+EVENTS_QUERY: dict[str, QueryRule] = {"after": (is_event_cursor, AFTER_RULE)}
 
 
 class _Subscription(StreamingResponse):
@@ -107,6 +146,9 @@ class EventsEndpoint:
         if access.enabled and not access.memory_can_read(principal):
             denied = AccessDenied("agent.memory.read", "events")
             return Response(encode(error_response(None, denied)), status_code=403, media_type="application/json")
+        refused = query_refusal(request, "GET /events", EVENTS_QUERY)
+        if refused is not None:
+            return refused
         caller = getattr(principal, "name", None) or "anonymous"
         if self.open >= self.cap:
             return self._busy(f"too many event subscribers (at most {self.cap} streams are open at once)", self.cap)

@@ -201,6 +201,16 @@
     return new Date(ms).toISOString().replace("T", " ").slice(0, 19) + "Z";
   }
 
+  /** A time in a table cell: the date and the clock time, each kept whole, may go on two lines when the
+   *  column is short of room (one line otherwise); the full instant is the element's datetime. */
+  function timeCell(ms) {
+    const text = fmtTime(ms);
+    if (typeof ms !== "number") return text;
+    const [day, clock] = text.split(" ");
+    return el("time", { datetime: new Date(ms).toISOString(), class: "when" },
+      el("span", { class: "nowrap" }, day), " ", el("span", { class: "nowrap" }, clock));
+  }
+
   /** An integer with thousands separators: 4000 -> "4,000". */
   function fmtCount(n) {
     return Number(n).toLocaleString("en-US");
@@ -874,7 +884,7 @@
       }, "▸");
       const row = el("tr", { dataset: { id: r.id } },
         el("td", {}, toggle),
-        el("td", { class: "nowrap" }, fmtTime(r.updated_at_ms)),
+        el("td", {}, timeCell(r.updated_at_ms)),
         el("td", {}, recordLink(r.id, realm, r.title)),
         el("td", {}, fmtScopeIn(r.scope)),
         el("td", { title: fmtStatus(r.status) + fmtExpiry(r) }, fmtStatusName(r)),

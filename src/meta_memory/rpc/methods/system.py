@@ -9,8 +9,7 @@ from pydantic import Field, field_validator
 
 from ...access.requirements import PUBLIC, anywhere, unscoped
 from ...errors import ValueRuleBroken
-from ...events.bus import parse_event_seq
-from ...events.cursor import is_opaque_event_id
+from ...events.cursor import AFTER_RULE, is_event_cursor
 from ..openrpc import build_openrpc
 from ..params import Params
 from ..registry import CallContext, MethodTable
@@ -28,8 +27,8 @@ class EventsListParams(Params):
     @field_validator("after")
     @classmethod
     def _after(cls, value: Any) -> Any:
-        if value is not None and parse_event_seq(value) is None and not is_opaque_event_id(value):
-            raise ValueError("after must be an event_id ('console-evt-<n>' or 'evt-<16 hex>') or a non-negative integer")
+        if value is not None and not is_event_cursor(value):
+            raise ValueError(AFTER_RULE)
         return value
 
     @field_validator("limit")
