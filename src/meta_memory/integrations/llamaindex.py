@@ -52,6 +52,7 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Literal, Optional
@@ -88,23 +89,42 @@ UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
 #: tools are remembered.
 _REMEMBERED = 4096
 
-#: How :class:`ReportedTool` reports each tool of a session: (realm, identity, session key) -> tool name ->
-#: (the reported name, its provenance). The block's backstop reports a history's output of that tool alike.
-_CATALOG: OrderedDict[tuple[str | None, str, str], dict[str, tuple[str, dict[str, str] | None]]] = OrderedDict()
+_Catalog = OrderedDict[tuple[str | None, str, str], dict[str, tuple[str, dict[str, str] | None]]]
+#: How :class:`ReportedTool` reports each tool of a session, per gateway handle (the session's; gone with it):
+#: (realm, identity, session key) -> tool name -> (the reported name, its provenance). The block's backstop
+#: reports a history's output of that tool alike. Two handles in one process (two gateways, each with a realm of
+#: one name) do not judge each other's conversations.
+_CATALOGS: weakref.WeakKeyDictionary[Any, _Catalog] = weakref.WeakKeyDictionary()
 _CATALOG_LOCK = threading.Lock()
+
+
+class _NoHandle:
+    """The handle of a session that names none (a test double)."""
+
+
+_NO_HANDLE = _NoHandle()
 
 
 def _session_id(session: Any) -> tuple[str | None, str, str]:
     return (session.realm, session.identity, session.session_key)
 
 
+def _catalog_of(session: Any) -> _Catalog:
+    """The catalogue of ``session``'s handle (the caller holds :data:`_CATALOG_LOCK`)."""
+    handle = getattr(session, "_handle", None)
+    try:
+        return _CATALOGS.setdefault(_NO_HANDLE if handle is None else handle, OrderedDict())
+    except TypeError:  # a handle no weak reference can name
+        return _CATALOGS.setdefault(_NO_HANDLE, OrderedDict())
+
+
 def _catalogue(session: Any, name: str, reported: str, provenance: dict[str, str] | None) -> None:
     with _CATALOG_LOCK:
-        key = _session_id(session)
-        _CATALOG.setdefault(key, {})[name] = (reported, provenance)
-        _CATALOG.move_to_end(key)
-        while len(_CATALOG) > _REMEMBERED:
-            _CATALOG.popitem(last=False)
+        catalog, key = _catalog_of(session), _session_id(session)
+        catalog.setdefault(key, {})[name] = (reported, provenance)
+        catalog.move_to_end(key)
+        while len(catalog) > _REMEMBERED:
+            catalog.popitem(last=False)
 
 
 def _get(item: Any, key: str) -> Any:
@@ -131,11 +151,12 @@ def _reported_as(session: Any, name: str) -> list[tuple[str, dict[str, str] | No
     realm reports it (another agent's tool in a shared conversation: all of them, so a name two agents use
     for different tools is judged as the least trusted); else by its name alone."""
     with _CATALOG_LOCK:
-        own = _CATALOG.get(_session_id(session), {}).get(name)
+        catalog = _catalog_of(session)
+        own = catalog.get(_session_id(session), {}).get(name)
         if own is not None:
             return [own]
         found: list[tuple[str, dict[str, str] | None]] = []
-        for key, tools in _CATALOG.items():
+        for key, tools in catalog.items():
             entry = tools.get(name) if key[0] == session.realm else None
             if entry is not None and entry not in found:
                 found.append(entry)
@@ -180,7 +201,7 @@ def _mcp_servers(session: Any) -> list[str | None]:
     """The MCP servers among the tools wrapped for ``session`` (:func:`reported_tools`): each typed MCP
     provenance's server, and ``None`` when an ``McpToolSpec`` tool was wrapped with no server named."""
     with _CATALOG_LOCK:
-        entries = list(_CATALOG.get(_session_id(session), {}).values())
+        entries = list(_catalog_of(session).get(_session_id(session), {}).values())
     servers: list[str | None] = []
     for reported, provenance in entries:
         if provenance is not None and str(provenance.get("kind", "")).strip().lower() == "mcp":
