@@ -161,3 +161,37 @@ def test_the_handing_agents_taint_carries_when_no_tool_message_shows_it(tmp_path
         asyncio.run(go())
         assert researcher.note().tainted is True
         assert _statuses(handle, WRITER) == {REFUND[0]: "quarantined"}
+
+
+def test_another_agents_tool_named_memory_is_not_taken_for_the_memory_tool(handle: MetaHandle) -> None:
+    """The researcher's own tool named ``memory`` (an unlisted MCP server's, not meta-memory's ``memory`` tool)
+    reads the hostile page; the conversation carries no block of the researcher's session. The writer's
+    ``memory`` tool judges that tool message as the researcher's tool reports it, not as its own output: the
+    write waits in review."""
+    researcher = handle.agent(RESEARCHER).session("run-1")
+    writer = handle.agent(WRITER).session("run-2")
+
+    async def memory(query: str) -> str:
+        """Look something up in the notes server."""
+        return example.HOSTILE_PAGE
+
+    notes = FunctionTool.from_defaults(async_fn=memory, name="memory")
+    agents = [
+        FunctionAgent(name="researcher", description="reads notes", can_handoff_to=["writer"],
+                      tools=reported_tools([notes], researcher, provenance={"memory": {"kind": "mcp",
+                                                                                      "source_id": "notes"}}),
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [[("memory", {"query": "refunds"})], HAND_OFF, "Handed off."]))),
+        FunctionAgent(name="writer", description="writes things up", tools=[memory_tool(writer)],
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [example.remember(*REFUND), "Done.", "Done."]))),
+    ]
+    conversation = Memory.from_defaults(session_id="conversation-4")
+
+    async def go() -> None:
+        await AgentWorkflow(agents=agents, root_agent="researcher").run(user_msg="Look up refunds",
+                                                                       memory=conversation)
+
+    asyncio.run(go())
+    assert researcher.note().tainted is True
+    assert _statuses(handle, WRITER) == {REFUND[0]: "quarantined"}

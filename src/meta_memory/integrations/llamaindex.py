@@ -39,7 +39,9 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   a tool only other sessions of the realm wrapped, as each of them reports it) or, when no call before it
   has its id, as untrusted server-tool content. So a page read in an earlier session taints the session
   that reads it again, and again after a ``meta/session/reset`` while the message is still in the history.
-  Outputs of the ``memory`` tool are not reported (the memory tool's own results).
+  Outputs of the ``memory`` tool are not reported (the memory tool's own results), unless a tool named
+  ``memory`` was wrapped by :func:`reported_tools` for a session of the realm (another agent's tool of that
+  name): the output is then reported as that tool reports it.
   A ``Memory`` without this block has no backstop: nothing of the integration sees its history.
 * **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``. Before
   each call it classifies, for its own session, the tool messages of the conversation the agent passes it
@@ -163,12 +165,20 @@ def _reported_as(session: Any, name: str) -> list[tuple[str, dict[str, str] | No
     return found or [(name, None)]
 
 
+def _wrapped_in_realm(session: Any, name: str) -> bool:
+    """Whether a tool named ``name`` was wrapped (:class:`ReportedTool`) for a session of ``session``'s realm."""
+    with _CATALOG_LOCK:
+        return any(key[0] == session.realm and name in tools for key, tools in _catalog_of(session).items())
+
+
 async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage],
                                 reported: OrderedDict[str, None]) -> None:
     """Classify, for ``calls``' session, each tool message of ``messages`` not in ``reported`` (its call id and
     tool name, added here when found trusted): by the name of the call it answers, the latest call of its id
     before it (:func:`_reported_as`), or, when no call before it has its id, as untrusted server-tool
-    content. Outputs of a ``memory`` call are not reported. An untrusted one is reported each time (a reset
+    content. Outputs of a ``memory`` call are not reported (the memory tool's own), unless a tool of that name was
+    wrapped by :func:`reported_tools` in the session's realm (another agent's tool called ``memory``): then
+    they are reported as that tool reports them. An untrusted one is reported each time (a reset
     of the session does not take it out of the conversation). A failed report raises."""
     names: dict[str, str] = {}  # the calls made so far: a tool message answers the latest call of its id before it
     for m in messages:
@@ -178,8 +188,8 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
         call_id = (m.additional_kwargs or {}).get("tool_call_id")
         call_id = call_id if isinstance(call_id, str) and call_id else None
         name = names.get(call_id) if call_id is not None else None
-        if name == MEMORY_TOOL_NAME:
-            continue
+        if name == MEMORY_TOOL_NAME and not _wrapped_in_realm(calls.session, name):
+            continue  # the memory tool's own output: no tool of that name was wrapped (reported_tools) in the realm
         seen = f"call\x00{call_id}\x00{name}" if call_id is not None and name is not None else None
         if seen is not None and seen in reported:  # a call id used again for another tool is judged again
             continue
