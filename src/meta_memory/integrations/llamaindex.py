@@ -92,11 +92,13 @@ UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
 _REMEMBERED = 4096
 
 _Catalog = OrderedDict[tuple[str | None, str, str], dict[str, tuple[str, dict[str, str] | None]]]
-#: How :class:`ReportedTool` reports each tool of a session, per gateway handle (the session's; gone with it):
-#: (realm, identity, session key) -> tool name -> (the reported name, its provenance). The block's backstop
-#: reports a history's output of that tool alike. Two handles in one process (two gateways, each with a realm of
-#: one name) do not judge each other's conversations.
+#: How :class:`ReportedTool` reports each tool of a session, per gateway: (realm, identity, session key) -> tool
+#: name -> (the reported name, its provenance). The block's backstop reports a history's output of that tool
+#: alike. A gateway reached by URL is one catalogue for every handle on that URL; any other handle (an embedded
+#: runtime, a spawned stdio gateway) has its own, gone with it. Two gateways in one process, each with a realm
+#: of one name, do not judge each other's conversations.
 _CATALOGS: weakref.WeakKeyDictionary[Any, _Catalog] = weakref.WeakKeyDictionary()
+_URL_CATALOGS: dict[str, _Catalog] = {}
 _CATALOG_LOCK = threading.Lock()
 
 
@@ -112,8 +114,11 @@ def _session_id(session: Any) -> tuple[str | None, str, str]:
 
 
 def _catalog_of(session: Any) -> _Catalog:
-    """The catalogue of ``session``'s handle (the caller holds :data:`_CATALOG_LOCK`)."""
+    """The catalogue of ``session``'s gateway (the caller holds :data:`_CATALOG_LOCK`)."""
     handle = getattr(session, "_handle", None)
+    url = getattr(getattr(handle, "_transport", None), "url", None)
+    if isinstance(url, str):
+        return _URL_CATALOGS.setdefault(url, OrderedDict())
     try:
         return _CATALOGS.setdefault(_NO_HANDLE if handle is None else handle, OrderedDict())
     except TypeError:  # a handle no weak reference can name
