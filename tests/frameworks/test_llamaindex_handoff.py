@@ -234,3 +234,41 @@ def test_agents_on_two_handles_of_one_gateway_share_what_their_tools_are(tmp_pat
                 assert _statuses(first, WRITER) == {REFUND[0]: "quarantined"}
         finally:
             served.close()
+
+
+def test_a_tool_name_two_agents_use_is_judged_as_the_least_trusted(handle: MetaHandle) -> None:
+    """The researcher's ``lookup_notes`` is an unlisted MCP server's and reads the hostile page; the writer has
+    a trusted tool of the same name. The tool message in the shared conversation does not say whose tool
+    answered it: the writer's ``memory`` tool judges it as the least trusted of the two, and the write waits in
+    review."""
+    researcher = handle.agent(RESEARCHER).session("run-1")
+    writer = handle.agent(WRITER).session("run-2")
+
+    async def lookup_notes(query: str) -> str:
+        """Look something up in the notes server."""
+        return example.HOSTILE_PAGE
+
+    async def own_notes(query: str) -> str:
+        """Look something up in the writer's own notes."""
+        return "nothing"
+
+    agents = [
+        FunctionAgent(name="researcher", description="reads notes", can_handoff_to=["writer"],
+                      tools=reported_tools([FunctionTool.from_defaults(async_fn=lookup_notes)], researcher,
+                                           provenance={"lookup_notes": {"kind": "mcp", "source_id": "notes"}}),
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [[("lookup_notes", {"query": "refunds"})], HAND_OFF, "Handed off."]))),
+        FunctionAgent(name="writer", description="writes things up",
+                      tools=[*reported_tools([FunctionTool.from_defaults(async_fn=own_notes, name="lookup_notes")],
+                                             writer), memory_tool(writer)],
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [example.remember(*REFUND), "Done.", "Done."]))),
+    ]
+
+    async def go() -> None:
+        await AgentWorkflow(agents=agents, root_agent="researcher").run(
+            user_msg="Look up refunds", memory=Memory.from_defaults(session_id="conversation-6"))
+
+    asyncio.run(go())
+    assert researcher.note().tainted is True
+    assert _statuses(handle, WRITER) == {REFUND[0]: "quarantined"}

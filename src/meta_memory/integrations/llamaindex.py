@@ -35,8 +35,9 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   tool messages included, under whatever session the block now speaks from. Before the block answers a
   read, each tool message of the history it has not reported yet is classified for its session, by the
   name of the call it answers (the latest call of that id before it, as :func:`reported_tools` reports that
-  tool for this session: a spec's function qualified by its spec, an MCP spec's tool with its server; for
-  a tool only other sessions of the realm wrapped, as each of them reports it) or, when no call before it
+  tool for this session: a spec's function qualified by its spec, an MCP spec's tool with its server; and
+  when other sessions of the realm wrapped a tool of that name too, as each of them reports it: the message
+  does not say which agent's tool answered) or, when no call before it
   has its id, as untrusted server-tool content. So a page read in an earlier session taints the session
   that reads it again, and again after a ``meta/session/reset`` while the message is still in the history.
   Outputs of the ``memory`` tool are not reported (the memory tool's own results), unless a tool named
@@ -153,16 +154,14 @@ def _add_call_names(message: ChatMessage, names: dict[str, str]) -> None:
 
 
 def _reported_as(session: Any, name: str) -> list[tuple[str, dict[str, str] | None]]:
-    """How a conversation's output of the tool ``name`` is reported for ``session``: as ``session``'s own
-    wrapped tool of that name reports it; else as every wrapped tool of that name of the other sessions of its
-    realm reports it (another agent's tool in a shared conversation: all of them, so a name two agents use
-    for different tools is judged as the least trusted); else by its name alone."""
+    """How a conversation's output of the tool ``name`` is reported for ``session``: as every wrapped tool of
+    that name of ``session`` and of the other sessions of its realm reports it (``session``'s own first; in a
+    shared conversation a message does not say which agent's tool answered it, so a name two agents use for
+    different tools is judged as the least trusted of them); else by its name alone."""
     with _CATALOG_LOCK:
         catalog = _catalog_of(session)
         own = catalog.get(_session_id(session), {}).get(name)
-        if own is not None:
-            return [own]
-        found: list[tuple[str, dict[str, str] | None]] = []
+        found: list[tuple[str, dict[str, str] | None]] = [own] if own is not None else []
         for key, tools in catalog.items():
             entry = tools.get(name) if key[0] == session.realm else None
             if entry is not None and entry not in found:
