@@ -161,3 +161,114 @@ def test_the_handing_agents_taint_carries_when_no_tool_message_shows_it(tmp_path
         asyncio.run(go())
         assert researcher.note().tainted is True
         assert _statuses(handle, WRITER) == {REFUND[0]: "quarantined"}
+
+
+def test_another_agents_tool_named_memory_is_not_taken_for_the_memory_tool(handle: MetaHandle) -> None:
+    """The researcher's own tool named ``memory`` (an unlisted MCP server's, not meta-memory's ``memory`` tool)
+    reads the hostile page; the conversation carries no block of the researcher's session. The writer's
+    ``memory`` tool judges that tool message as the researcher's tool reports it, not as its own output: the
+    write waits in review."""
+    researcher = handle.agent(RESEARCHER).session("run-1")
+    writer = handle.agent(WRITER).session("run-2")
+
+    async def memory(query: str) -> str:
+        """Look something up in the notes server."""
+        return example.HOSTILE_PAGE
+
+    notes = FunctionTool.from_defaults(async_fn=memory, name="memory")
+    agents = [
+        FunctionAgent(name="researcher", description="reads notes", can_handoff_to=["writer"],
+                      tools=reported_tools([notes], researcher, provenance={"memory": {"kind": "mcp",
+                                                                                      "source_id": "notes"}}),
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [[("memory", {"query": "refunds"})], HAND_OFF, "Handed off."]))),
+        FunctionAgent(name="writer", description="writes things up", tools=[memory_tool(writer)],
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [example.remember(*REFUND), "Done.", "Done."]))),
+    ]
+    conversation = Memory.from_defaults(session_id="conversation-4")
+
+    async def go() -> None:
+        await AgentWorkflow(agents=agents, root_agent="researcher").run(user_msg="Look up refunds",
+                                                                       memory=conversation)
+
+    asyncio.run(go())
+    assert researcher.note().tainted is True
+    assert _statuses(handle, WRITER) == {REFUND[0]: "quarantined"}
+
+
+def test_agents_on_two_handles_of_one_gateway_share_what_their_tools_are(tmp_path: Path) -> None:
+    """The researcher's tools are wrapped on one handle, the writer's ``memory`` tool runs on another, both
+    reaching one gateway by URL: the researcher's tool named ``memory`` (an unlisted MCP server's) is still
+    known for what it is when the writer's tool judges the shared conversation."""
+    from support import ServedRuntime
+
+    with Meta.builder().persistent_state(tmp_path / "state").build() as embedded:
+        served = ServedRuntime(embedded.runtime)
+        try:
+            with Meta.connect(served.url) as first, Meta.connect(served.url) as second:
+                researcher = first.agent(RESEARCHER).session("run-1")
+                writer = second.agent(WRITER).session("run-2")
+
+                async def memory(query: str) -> str:
+                    """Look something up in the notes server."""
+                    return example.HOSTILE_PAGE
+
+                notes = FunctionTool.from_defaults(async_fn=memory, name="memory")
+                agents = [
+                    FunctionAgent(name="researcher", description="reads notes", can_handoff_to=["writer"],
+                                  tools=reported_tools([notes], researcher, provenance={
+                                      "memory": {"kind": "mcp", "source_id": "notes"}}),
+                                  llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                                      [[("memory", {"query": "refunds"})], HAND_OFF, "Handed off."]))),
+                    FunctionAgent(name="writer", description="writes things up", tools=[memory_tool(writer)],
+                                  llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                                      [example.remember(*REFUND), "Done.", "Done."]))),
+                ]
+
+                async def go() -> None:
+                    await AgentWorkflow(agents=agents, root_agent="researcher").run(
+                        user_msg="Look up refunds", memory=Memory.from_defaults(session_id="conversation-5"))
+
+                asyncio.run(go())
+                assert _statuses(first, WRITER) == {REFUND[0]: "quarantined"}
+        finally:
+            served.close()
+
+
+def test_a_tool_name_two_agents_use_is_judged_as_the_least_trusted(handle: MetaHandle) -> None:
+    """The researcher's ``lookup_notes`` is an unlisted MCP server's and reads the hostile page; the writer has
+    a trusted tool of the same name. The tool message in the shared conversation does not say whose tool
+    answered it: the writer's ``memory`` tool judges it as the least trusted of the two, and the write waits in
+    review."""
+    researcher = handle.agent(RESEARCHER).session("run-1")
+    writer = handle.agent(WRITER).session("run-2")
+
+    async def lookup_notes(query: str) -> str:
+        """Look something up in the notes server."""
+        return example.HOSTILE_PAGE
+
+    async def own_notes(query: str) -> str:
+        """Look something up in the writer's own notes."""
+        return "nothing"
+
+    agents = [
+        FunctionAgent(name="researcher", description="reads notes", can_handoff_to=["writer"],
+                      tools=reported_tools([FunctionTool.from_defaults(async_fn=lookup_notes)], researcher,
+                                           provenance={"lookup_notes": {"kind": "mcp", "source_id": "notes"}}),
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [[("lookup_notes", {"query": "refunds"})], HAND_OFF, "Handed off."]))),
+        FunctionAgent(name="writer", description="writes things up",
+                      tools=[*reported_tools([FunctionTool.from_defaults(async_fn=own_notes, name="lookup_notes")],
+                                             writer), memory_tool(writer)],
+                      llm=MockFunctionCallingLLM(response_generator=example.ScriptedLLM(
+                          [example.remember(*REFUND), "Done.", "Done."]))),
+    ]
+
+    async def go() -> None:
+        await AgentWorkflow(agents=agents, root_agent="researcher").run(
+            user_msg="Look up refunds", memory=Memory.from_defaults(session_id="conversation-6"))
+
+    asyncio.run(go())
+    assert researcher.note().tainted is True
+    assert _statuses(handle, WRITER) == {REFUND[0]: "quarantined"}

@@ -155,3 +155,29 @@ def test_a_call_id_used_again_by_a_later_call_does_not_launder_the_page(handle: 
     _run(handle.agent(ME).session("process-2"), conversation, "What did the page say about refunds?",
          [example.remember(*REFUND), "Ok."])
     assert _statuses(handle) == {REFUND[0]: "quarantined"}
+
+
+def test_a_tool_another_gateways_session_wrapped_does_not_judge_this_history(tmp_path: Path) -> None:
+    """Two gateways in one process, one realm name: a tool one of them wrapped (``lookup``, an unlisted MCP
+    server's) is no account of how the other's conversation names its tools; its history's ``lookup`` output
+    (a trusted tool of its own host) is judged by its name, and the write stays active."""
+    with Meta.builder().persistent_state(tmp_path / "a").build() as other:
+        async def lookup(query: str) -> str:
+            """Look something up."""
+            return "nothing"
+
+        reported_tools([FunctionTool.from_defaults(async_fn=lookup, name="lookup")], other.agent(ME).session("s1"),
+                       provenance={"lookup": {"kind": "mcp", "source_id": "notes"}})
+        with Meta.builder().persistent_state(tmp_path / "b").build() as handle:
+            conversation = Memory.from_defaults(session_id="conversation-9")
+            asyncio.run(conversation.aput_messages([
+                ChatMessage(role="user", content="When is lunch?"),
+                ChatMessage(role="assistant", content="", additional_kwargs={
+                    "tool_calls": [{"id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]}),
+                ChatMessage(role="tool", content="Lunch with Sam at 12:30.", additional_kwargs={"tool_call_id": "c1"}),
+            ]))
+            session = handle.agent(ME).session("s2")
+            _run(session, conversation, "Remember lunch", [example.remember("Lunch", "Lunch with Sam at 12:30."),
+                                                            "Done."], tools=(example.calendar_lookup,))
+            assert _statuses(handle) == {"Lunch": "active"}
+            assert session.note().tainted is False

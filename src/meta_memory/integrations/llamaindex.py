@@ -35,11 +35,14 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   tool messages included, under whatever session the block now speaks from. Before the block answers a
   read, each tool message of the history it has not reported yet is classified for its session, by the
   name of the call it answers (the latest call of that id before it, as :func:`reported_tools` reports that
-  tool for this session: a spec's function qualified by its spec, an MCP spec's tool with its server; for
-  a tool only other sessions of the realm wrapped, as each of them reports it) or, when no call before it
+  tool for this session: a spec's function qualified by its spec, an MCP spec's tool with its server; and
+  when other sessions of the realm wrapped a tool of that name too, as each of them reports it: the message
+  does not say which agent's tool answered) or, when no call before it
   has its id, as untrusted server-tool content. So a page read in an earlier session taints the session
   that reads it again, and again after a ``meta/session/reset`` while the message is still in the history.
-  Outputs of the ``memory`` tool are not reported (the memory tool's own results).
+  Outputs of the ``memory`` tool are not reported (the memory tool's own results), unless a tool named
+  ``memory`` was wrapped by :func:`reported_tools` for a session of the realm (another agent's tool of that
+  name): the output is then reported as that tool reports it.
   A ``Memory`` without this block has no backstop: nothing of the integration sees its history.
 * **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``. Before
   each call it classifies, for its own session, the tool messages of the conversation the agent passes it
@@ -52,6 +55,7 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Literal, Optional
@@ -88,23 +92,47 @@ UNATTRIBUTED_TOOL_MESSAGE = "unattributed tool message"
 #: tools are remembered.
 _REMEMBERED = 4096
 
-#: How :class:`ReportedTool` reports each tool of a session: (realm, identity, session key) -> tool name ->
-#: (the reported name, its provenance). The block's backstop reports a history's output of that tool alike.
-_CATALOG: OrderedDict[tuple[str | None, str, str], dict[str, tuple[str, dict[str, str] | None]]] = OrderedDict()
+_Catalog = OrderedDict[tuple[str | None, str, str], dict[str, tuple[str, dict[str, str] | None]]]
+#: How :class:`ReportedTool` reports each tool of a session, per gateway: (realm, identity, session key) -> tool
+#: name -> (the reported name, its provenance). The block's backstop reports a history's output of that tool
+#: alike. A gateway reached by URL is one catalogue for every handle on that URL; any other handle (an embedded
+#: runtime, a spawned stdio gateway) has its own, gone with it. Two gateways in one process, each with a realm
+#: of one name, do not judge each other's conversations.
+_CATALOGS: weakref.WeakKeyDictionary[Any, _Catalog] = weakref.WeakKeyDictionary()
+_URL_CATALOGS: dict[str, _Catalog] = {}
 _CATALOG_LOCK = threading.Lock()
+
+
+class _NoHandle:
+    """The handle of a session that names none (a test double)."""
+
+
+_NO_HANDLE = _NoHandle()
 
 
 def _session_id(session: Any) -> tuple[str | None, str, str]:
     return (session.realm, session.identity, session.session_key)
 
 
+def _catalog_of(session: Any) -> _Catalog:
+    """The catalogue of ``session``'s gateway (the caller holds :data:`_CATALOG_LOCK`)."""
+    handle = getattr(session, "_handle", None)
+    url = getattr(getattr(handle, "_transport", None), "url", None)
+    if isinstance(url, str):
+        return _URL_CATALOGS.setdefault(url, OrderedDict())
+    try:
+        return _CATALOGS.setdefault(_NO_HANDLE if handle is None else handle, OrderedDict())
+    except TypeError:  # a handle no weak reference can name
+        return _CATALOGS.setdefault(_NO_HANDLE, OrderedDict())
+
+
 def _catalogue(session: Any, name: str, reported: str, provenance: dict[str, str] | None) -> None:
     with _CATALOG_LOCK:
-        key = _session_id(session)
-        _CATALOG.setdefault(key, {})[name] = (reported, provenance)
-        _CATALOG.move_to_end(key)
-        while len(_CATALOG) > _REMEMBERED:
-            _CATALOG.popitem(last=False)
+        catalog, key = _catalog_of(session), _session_id(session)
+        catalog.setdefault(key, {})[name] = (reported, provenance)
+        catalog.move_to_end(key)
+        while len(catalog) > _REMEMBERED:
+            catalog.popitem(last=False)
 
 
 def _get(item: Any, key: str) -> Any:
@@ -126,20 +154,25 @@ def _add_call_names(message: ChatMessage, names: dict[str, str]) -> None:
 
 
 def _reported_as(session: Any, name: str) -> list[tuple[str, dict[str, str] | None]]:
-    """How a conversation's output of the tool ``name`` is reported for ``session``: as ``session``'s own
-    wrapped tool of that name reports it; else as every wrapped tool of that name of the other sessions of its
-    realm reports it (another agent's tool in a shared conversation: all of them, so a name two agents use
-    for different tools is judged as the least trusted); else by its name alone."""
+    """How a conversation's output of the tool ``name`` is reported for ``session``: as every wrapped tool of
+    that name of ``session`` and of the other sessions of its realm reports it (``session``'s own first; in a
+    shared conversation a message does not say which agent's tool answered it, so a name two agents use for
+    different tools is judged as the least trusted of them); else by its name alone."""
     with _CATALOG_LOCK:
-        own = _CATALOG.get(_session_id(session), {}).get(name)
-        if own is not None:
-            return [own]
-        found: list[tuple[str, dict[str, str] | None]] = []
-        for key, tools in _CATALOG.items():
+        catalog = _catalog_of(session)
+        own = catalog.get(_session_id(session), {}).get(name)
+        found: list[tuple[str, dict[str, str] | None]] = [own] if own is not None else []
+        for key, tools in catalog.items():
             entry = tools.get(name) if key[0] == session.realm else None
             if entry is not None and entry not in found:
                 found.append(entry)
     return found or [(name, None)]
+
+
+def _wrapped_in_realm(session: Any, name: str) -> bool:
+    """Whether a tool named ``name`` was wrapped (:class:`ReportedTool`) for a session of ``session``'s realm."""
+    with _CATALOG_LOCK:
+        return any(key[0] == session.realm and name in tools for key, tools in _catalog_of(session).items())
 
 
 async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage],
@@ -147,7 +180,9 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
     """Classify, for ``calls``' session, each tool message of ``messages`` not in ``reported`` (its call id and
     tool name, added here when found trusted): by the name of the call it answers, the latest call of its id
     before it (:func:`_reported_as`), or, when no call before it has its id, as untrusted server-tool
-    content. Outputs of a ``memory`` call are not reported. An untrusted one is reported each time (a reset
+    content. Outputs of a ``memory`` call are not reported (the memory tool's own), unless a tool of that name was
+    wrapped by :func:`reported_tools` in the session's realm (another agent's tool called ``memory``): then
+    they are reported as that tool reports them. An untrusted one is reported each time (a reset
     of the session does not take it out of the conversation). A failed report raises."""
     names: dict[str, str] = {}  # the calls made so far: a tool message answers the latest call of its id before it
     for m in messages:
@@ -157,8 +192,8 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
         call_id = (m.additional_kwargs or {}).get("tool_call_id")
         call_id = call_id if isinstance(call_id, str) and call_id else None
         name = names.get(call_id) if call_id is not None else None
-        if name == MEMORY_TOOL_NAME:
-            continue
+        if name == MEMORY_TOOL_NAME and not _wrapped_in_realm(calls.session, name):
+            continue  # the memory tool's own output: no tool of that name was wrapped (reported_tools) in the realm
         seen = f"call\x00{call_id}\x00{name}" if call_id is not None and name is not None else None
         if seen is not None and seen in reported:  # a call id used again for another tool is judged again
             continue
@@ -180,7 +215,7 @@ def _mcp_servers(session: Any) -> list[str | None]:
     """The MCP servers among the tools wrapped for ``session`` (:func:`reported_tools`): each typed MCP
     provenance's server, and ``None`` when an ``McpToolSpec`` tool was wrapped with no server named."""
     with _CATALOG_LOCK:
-        entries = list(_CATALOG.get(_session_id(session), {}).values())
+        entries = list(_catalog_of(session).get(_session_id(session), {}).values())
     servers: list[str | None] = []
     for reported, provenance in entries:
         if provenance is not None and str(provenance.get("kind", "")).strip().lower() == "mcp":
