@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz_support import Fuzzed
+from meta_memory.agent_memory.fields import shows_nothing
 
 pytestmark = pytest.mark.gateway
 
@@ -38,8 +39,11 @@ def test_unicode_round_trips_through_remember_and_recall(fz: Fuzzed, title: str,
         return
     ident = f"fuzz:uni:{fz.inputs}"  # a fresh scope per example (exact-content dedup would return an older record)
     out = fz.call("meta/agent_memory/remember", {"identity": ident, "title": title, "body": body, "tags": [tag]})
-    if not tag.strip():  # a blank tag is refused, and nothing is written
-        assert out["error"]["data"]["field"] == "tags", out
+    # a title or body of only invisible or control characters, or a blank tag: refused naming one of them, nothing written
+    broken = {name for name, text in (("title", want_title), ("body", want_body)) if shows_nothing(text)}
+    broken |= {"tags"} if not tag.strip() else set()
+    if broken:
+        assert out["error"]["data"]["field"] in broken, out
         assert fz.call("meta/agent_memory/manifest", {"identity": ident, "tier": "full"})["result"]["records"] == []
         return
     assert "result" in out, out

@@ -20,6 +20,7 @@ from meta_memory.agent_memory.fields import (
 from support import GatewayProcess
 
 ME = "writer:main"
+SHOWS_NOTHING = "must show a visible character (it holds only invisible, control and white-space characters)"
 
 
 def _nest(depth: int) -> dict[str, Any]:
@@ -33,6 +34,9 @@ def _nest(depth: int) -> dict[str, Any]:
 BROKEN: list[tuple[dict[str, Any], str, str]] = [
     ({"title": " \t\n "}, "title", "title must not be empty"),
     ({"title": "é" * (MAX_TITLE_BYTES // 2) + "x"}, "title", f"title must be at most {MAX_TITLE_BYTES} bytes"),
+    ({"title": "\u202e\u200b"}, "title", f"title {SHOWS_NOTHING}"),
+    ({"title": "\x1b \u2066\ufe0f"}, "title", f"title {SHOWS_NOTHING}"),
+    ({"body": "\u3164\u200d\x07"}, "body", f"body {SHOWS_NOTHING}"),
     ({"title": "a\x00b"}, "title", "title must not contain NUL characters"),
     ({"body": "   "}, "body", "body must not be empty"),
     ({"body": "b" * (MAX_BODY_BYTES + 1)}, "body", f"body must be at most {MAX_BODY_BYTES} bytes"),

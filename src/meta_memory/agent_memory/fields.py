@@ -21,6 +21,7 @@ from meta_memory.textfold import (
     has_hidden_tags,
     has_private_use,
     has_smuggled_selectors,
+    is_invisible,
 )
 
 __all__ = [
@@ -174,11 +175,23 @@ def check_text_field(name: str, value: str) -> None:
         raise FieldError(f"{name} must not contain NUL characters", name)
     if name != "description" and not value.strip():
         raise FieldError(f"{name} must not be empty", name)
+    if name != "description" and shows_nothing(value):
+        raise FieldError(f"{name} must show a visible character (it holds only invisible, control and white-space "
+                         "characters)", name)
     cap = _TEXT_CAPS[name]
     if _nbytes(value) > cap:
         raise FieldError(f"{name} must be at most {cap} bytes", name)
     if (rule := hidden_text_rule(name, value)) is not None:
         raise FieldError(rule, name)
+
+
+def shows_nothing(value: str) -> bool:
+    """Whether ``value`` holds no character a reader sees: only white space, control characters (``Cc``) and
+    invisible ones (:func:`meta_memory.textfold.is_invisible`: format, bidirectional and zero-width characters,
+    variation selectors, fillers). Stops at the first visible character."""
+    if value.isascii():
+        return not any(c.isprintable() and not c.isspace() for c in value)
+    return all(c.isspace() or is_invisible(c) or unicodedata.category(c) == "Cc" for c in value)
 
 
 def hidden_text_rule(name: str, value: str) -> str | None:
