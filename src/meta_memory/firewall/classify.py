@@ -68,6 +68,7 @@ an error body is still text from the source.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -115,6 +116,10 @@ _DEFAULT_LIST_KEY = "default_untrusted_tools"
 #: Accepted values of ``content_trust.default``: what an unlisted, non-MCP tool is.
 CONTENT_TRUST_DEFAULTS = ("trusted", "untrusted")
 
+#: How many names' keys :func:`name_key` and :func:`deny_key` keep (a tool name is at most 512 bytes: a few MB at
+#: most); a host's tools are few, so each result's name is keyed once, not folded again per result.
+NAME_KEYS_KEPT = 4096
+
 _SEPARATORS = re.compile(r"[\W_]+")  # every character that is not a letter or digit
 
 
@@ -133,6 +138,7 @@ def _light(name: str) -> str:
     return _stable(lambda t: fold(t).strip().casefold(), name)
 
 
+@functools.lru_cache(maxsize=NAME_KEYS_KEPT)
 def name_key(name: str) -> str:
     """The comparison key of a tool or server name (module docstring): ``"WebFetch"`` -> ``"webfetch"``.
 
@@ -141,6 +147,7 @@ def name_key(name: str) -> str:
     return _stable(lambda t: _SEPARATORS.sub("", _light(t)), name)
 
 
+@functools.lru_cache(maxsize=NAME_KEYS_KEPT)
 def deny_key(name: str) -> str:
     """:func:`name_key` with letters of other scripts read as the Latin ones they look like
     (:func:`meta_memory.textfold.unconfuse`): ``wеb_fetch`` with a Cyrillic ``е`` -> ``"webfetch"``, and
