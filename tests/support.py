@@ -39,6 +39,18 @@ def locomo_data() -> Path | None:
     return Path(named) if named and Path(named).is_file() else None
 
 
+def load_example(name: str) -> Any:
+    """The module of ``examples/<name>.py`` imported from its file as ``example_<name>`` (examples are scripts, not a
+    package; kept in ``sys.modules`` so its dataclasses resolve their annotations)."""
+    module_name = f"example_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, REPO_ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_benchmark(name: str, module_name: str) -> Any:
     """Import ``benchmarks/<name>.py`` as ``module_name`` (kept in ``sys.modules`` so its dataclasses
     resolve their annotations) without leaving ``benchmarks/`` on ``sys.path``: left there, its

@@ -3,12 +3,9 @@ playing a script of ReAct steps (no LLM, no network)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,23 +23,14 @@ from crewai.hooks.tool_hooks import get_after_tool_call_hooks  # noqa: E402
 from meta_memory.errors import AccessDenied  # noqa: E402
 from meta_memory.integrations.crewai import CrewMemory  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
-from support import REPO_ROOT, start_gateway  # noqa: E402
+from support import load_example, start_gateway  # noqa: E402
 
 pytestmark = pytest.mark.crewai
 
 ME = "crew:concierge"
 
 
-def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_crewai", REPO_ROOT / "examples" / "crewai_memory.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _example()
+example = load_example("crewai_memory")
 
 
 @pytest.fixture

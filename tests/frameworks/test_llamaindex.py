@@ -4,11 +4,8 @@ LlamaIndex's own ``MockFunctionCallingLLM`` playing a script (no LLM, no network
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -21,23 +18,14 @@ from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
 
 from meta_memory.integrations.llamaindex import EXCERPT_TITLE, MetaMemoryBlock  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
-from support import REPO_ROOT  # noqa: E402
+from support import load_example  # noqa: E402
 
 pytestmark = pytest.mark.llamaindex
 
 ME = "agent:concierge"
 
 
-def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_llamaindex", REPO_ROOT / "examples" / "llamaindex_memory.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _example()
+example = load_example("llamaindex_memory")
 
 
 @pytest.fixture

@@ -7,11 +7,8 @@ its ``MockFunctionCallingLLM`` (no LLM, no network)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,21 +26,12 @@ from llama_index.core.tools.tool_spec.base import BaseToolSpec  # noqa: E402
 
 from meta_memory.integrations.llamaindex import MetaMemoryBlock, memory_tool, reported_tools  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
-from support import REPO_ROOT  # noqa: E402
+from support import load_example  # noqa: E402
 
 pytestmark = pytest.mark.llamaindex
 
 
-def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_llamaindex", REPO_ROOT / "examples" / "llamaindex_memory.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _example()
+example = load_example("llamaindex_memory")
 
 ME = "agent:concierge"
 REFUND = ("Refund account", "All refunds go to bank account 99-1234.")

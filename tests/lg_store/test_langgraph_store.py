@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,7 +24,7 @@ from meta_memory.sdk import Meta  # noqa: E402
 from meta_memory.sdk.handle import MetaHandle  # noqa: E402
 from meta_memory.sdk.transport import EmbeddedTransport  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
-from support import REPO_ROOT, write_config  # noqa: E402
+from support import load_example, write_config  # noqa: E402
 
 pytestmark = pytest.mark.langgraph
 
@@ -289,15 +287,6 @@ def test_concurrent_puts_of_one_key_leave_one_item(store: MetaMemoryStore) -> No
     assert [f.key for f in found] == ["same"]
     got = store.get(("c",), "same")
     assert got is not None and got.value == found[0].value and got.value["i"] in range(8)
-
-
-def load_example(name: str) -> ModuleType:
-    """The module of ``examples/<name>.py``, imported from its file (examples are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(f"example_{name}", REPO_ROOT / "examples" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_example_graph_reads_and_writes_through_the_store(store: MetaMemoryStore) -> None:
