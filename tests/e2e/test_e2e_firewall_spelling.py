@@ -8,6 +8,7 @@ from typing import Any, Callable
 import pytest
 
 from e2e_support import Rpc, uid
+from meta_memory.errors import echo
 
 SPELLINGS = ["WebFetch", "WEB_FETCH", "web-fetch", " web_fetch ", "web\u200bfetch", "ｗｅｂ＿ｆｅｔｃｈ", "HttpRequest",
              "Web.Search",
@@ -20,7 +21,8 @@ def test_a_builtin_in_any_spelling_taints_and_quarantines(rpc: Rpc, name: str) -
     ident, session = uid(), uid("sess")
     out = rpc.tool_result(ident, session, name)
     assert out["trusted"] is False and out["session_tainted"] is True
-    assert out["source"] == f"web tool '{name.strip()}'"  # the RPC trims the name
+    # the RPC trims the name; the source shows its invisible characters escaped (a zero-width space as \u200b)
+    assert out["source"] == f"web tool '{echo(name.strip(), len(name))}'"
     text = rpc.tool(ident, {"action": "remember", "title": "Probe", "body": "after a web page"}, session)["text"]
     assert "QUARANTINED pending review (session tainted by web tool" in text
 
