@@ -67,8 +67,13 @@ export function duplicateKey(text: string): DuplicateKey | undefined {
   return undefined;
 }
 
-/** A character a refusal writes as its escape: controls, surrogates, separators, private-use, unassigned, format. */
-const UNSHOWN = /^[\p{Cc}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cf}]$/u;
+/**
+ * A character a refusal writes as its escape, the set the Python SDK's `echo` escapes: controls, surrogates,
+ * line and paragraph separators, private-use, unassigned, format characters, default-ignorable code points
+ * (variation selectors, the combining grapheme joiner, Hangul fillers) and the blanks that render as space
+ * (the braille blank, the Khitan filler).
+ */
+const UNSHOWN = /^[\p{Cc}\p{Cs}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800\u{16FE4}]$/u;
 
 function escapeChar(ch: string): string {
   const code = ch.codePointAt(0)!;

@@ -21,6 +21,8 @@ const ANSWERS: Record<string, string> = {
   "/escaped": HEAD + '{"records": [{"ab": 1, "\\u0061\\u0062": 2}]}}',
   "/long": HEAD + `{"${"k".repeat(100)}": 1, "${"k".repeat(100)}": 2}}`,
   "/hidden": HEAD + '{"x\\u202ey": 1, "x\u202ey": 2}}',
+  // a variation selector, a Hangul filler and the braille blank: invisible, though not format characters
+  "/ignorable": HEAD + '{"a\\ufe0fb\\u3164c\\u2800d": 1, "a\\ufe0fb\\u3164c\\u2800d": 2}}',
   // equal keys in different objects, and keys with escaped quotes and backslashes, are one key each
   "/fine": HEAD + '{"k\\"": {"k\\"": 1, "k\\\\": [{"k\\\\": "\\"k\\""}]}, "k\\\\": {"k\\"": {}}}}',
 };
@@ -65,6 +67,13 @@ describe("an answer naming a key twice", () => {
     const err = await rejection(Meta.connect(base + "/hidden").call("meta/status"));
     assert.ok(err instanceof UnreadableAnswer, String(err));
     assert.ok(err.message.includes('the key "x\\\\u202ey" twice') && !err.message.includes("\u202e"), err.message);
+  });
+
+  it("shows a default-ignorable character or a blank filler of the key as its escape", async () => {
+    const err = await rejection(Meta.connect(base + "/ignorable").call("meta/status"));
+    assert.ok(err instanceof UnreadableAnswer, String(err));
+    assert.ok(err.message.includes('the key "a\\\\ufe0fb\\\\u3164c\\\\u2800d" twice'), err.message);
+    assert.ok(!/[\ufe0f\u3164\u2800]/u.test(err.message), err.message);
   });
 
   it("reads equal keys of different objects, and keys with escapes, as they are", async () => {
