@@ -1,5 +1,6 @@
-"""Test support: a real gateway subprocess on a free port, JSON-RPC clients, the access table of a
-config file, read-only access to a realm's SQLite file, and a local HTTP server for fake endpoints."""
+"""Test support: a real gateway subprocess on a free port, JSON-RPC clients, an embedded runtime's RPC
+counts, the access table of a config file, read-only access to a realm's SQLite file, and a local HTTP
+server for fake endpoints."""
 
 from __future__ import annotations
 
@@ -78,6 +79,19 @@ def error_of(body: dict[str, Any]) -> dict[str, Any]:
     """A JSON-RPC response's ``error`` (fails the test when it is a result)."""
     assert "error" in body, body
     return body["error"]
+
+
+def rpc_calls(handle: Any, method: str) -> int:
+    """How many calls of ``method`` the embedded runtime behind ``handle`` has answered, refused or failed, as
+    its metrics count them (``meta_memory_rpc_calls_total{method}``, what ``/metrics`` serves)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = handle.runtime.observability.metrics.render().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "meta_memory_rpc_calls_total" and sample.labels.get("method") == method:
+                return int(sample.value)
+    return 0
 
 
 @dataclass

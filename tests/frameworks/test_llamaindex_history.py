@@ -18,7 +18,7 @@ from extras import require_extra
 require_extra("llamaindex", "llama_index.core")
 
 from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
-from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
+from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock  # noqa: E402
 from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
 from llama_index.core.memory import Memory  # noqa: E402
 from llama_index.core.tools import FunctionTool  # noqa: E402
@@ -26,7 +26,7 @@ from llama_index.core.tools.tool_spec.base import BaseToolSpec  # noqa: E402
 
 from meta_memory.integrations.llamaindex import MetaMemoryBlock, memory_tool, reported_tools  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
-from support import load_example  # noqa: E402
+from support import load_example, rpc_calls  # noqa: E402
 
 pytestmark = pytest.mark.llamaindex
 
@@ -169,3 +169,75 @@ def test_a_tool_another_gateways_session_wrapped_does_not_judge_this_history(tmp
                                                             "Done."], tools=(example.calendar_lookup,))
             assert _statuses(handle) == {"Lunch": "active"}
             assert session.note().tainted is False
+
+
+TOOL_RESULT = "meta/turn/tool_result"
+
+
+def _outputs(*tools: tuple[str, int]) -> Memory:
+    """A conversation holding ``count`` outputs (distinct call ids) of each ``(tool name, count)``, interleaved."""
+    messages = [ChatMessage(role="user", content="Summarise the pages")]
+    for i in range(max(count for _, count in tools)):
+        for name, count in tools:
+            if i < count:
+                messages += [
+                    ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=f"{name}-{i}", tool_name=name,
+                                                                         tool_kwargs={})]),
+                    ChatMessage(role="tool", content=example.HOSTILE_PAGE,
+                                additional_kwargs={"tool_call_id": f"{name}-{i}"})]
+    conversation = Memory.from_defaults(session_id="many-outputs", token_limit=10_000_000)
+    asyncio.run(conversation.aput_messages(messages))
+    return conversation
+
+
+def _tool_results_of_read(handle: MetaHandle, session: Any, conversation: Memory) -> int:
+    """The ``meta/turn/tool_result`` calls the gateway answered for one read of ``conversation`` (its
+    ``MetaMemoryBlock`` speaking from ``session``, kept from read to read), as the agent reads it before a
+    model call."""
+    if not conversation.memory_blocks:
+        conversation.memory_blocks = [MetaMemoryBlock(session=session, store_ejected=False)]
+    before = rpc_calls(handle, TOOL_RESULT)
+    asyncio.run(conversation.aget())
+    return rpc_calls(handle, TOOL_RESULT) - before
+
+
+def test_a_read_reports_an_untrusted_tool_once_however_many_of_its_messages_the_history_holds(
+        handle: MetaHandle) -> None:
+    """200 pages of one untrusted tool: one report at each read taints the session as 200 would, and the
+    next read reports it again, so a reset while the ``Memory`` keeps the pages still does not launder them."""
+    session = handle.agent(ME).session("many-pages")
+    conversation = _outputs(("web_fetch", 200))
+    assert _tool_results_of_read(handle, session, conversation) == 1
+    assert session.note().tainted is True
+    session.reset()
+    assert session.note().tainted is False
+    assert _tool_results_of_read(handle, session, conversation) == 1
+    assert session.note().tainted is True
+    session.reset()
+    _run(session, conversation, "What did the pages say about refunds?", [example.remember(*REFUND), "Ok."])
+    assert _statuses(handle) == {REFUND[0]: "quarantined"}
+
+
+def test_two_untrusted_tools_in_one_read_are_both_reported_and_trusted_messages_once_each(
+        handle: MetaHandle) -> None:
+    session = handle.agent(ME).session("two-tools")
+    conversation = _outputs(("web_fetch", 100), ("web_search", 100), ("calendar_lookup", 50))
+    assert _tool_results_of_read(handle, session, conversation) == 2 + 50
+    assert _tool_results_of_read(handle, session, conversation) == 2
+
+
+def test_a_memory_call_reports_an_untrusted_tool_of_its_conversation_once(handle: MetaHandle) -> None:
+    """The ``memory`` tool judges the conversation it was called in (no block here): one report for 200 pages,
+    and the write waits in review."""
+    session = handle.agent(ME).session("many-pages-tool")
+    conversation = _outputs(("web_fetch", 200))
+    agent = FunctionAgent(tools=[memory_tool(session)], llm=MockFunctionCallingLLM(
+        response_generator=example.ScriptedLLM([example.remember(*REFUND), "Ok."])))
+
+    async def go() -> None:
+        await agent.run("What did the pages say about refunds?", memory=conversation)
+
+    before = rpc_calls(handle, TOOL_RESULT)
+    asyncio.run(go())
+    assert rpc_calls(handle, TOOL_RESULT) - before == 1
+    assert _statuses(handle) == {REFUND[0]: "quarantined"}

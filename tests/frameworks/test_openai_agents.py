@@ -25,7 +25,7 @@ from openai.types.responses.response_function_web_search import ActionSearch  # 
 from meta_memory.errors import AccessDenied, InvalidParams  # noqa: E402
 from meta_memory.integrations.openai_agents import AgentMemory  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
-from support import load_example  # noqa: E402
+from support import load_example, rpc_calls  # noqa: E402
 
 pytestmark = pytest.mark.openai_agents
 
@@ -418,3 +418,49 @@ def test_a_reset_while_the_history_still_holds_the_page_does_not_launder_it(hand
     clean = AgentMemory(handle.agent(ME).session("s-fresh"))  # a fresh context: a new key and a new history
     asyncio.run(Runner.run(example.build_agent(clean, model), "I only eat vegetarian food.", run_config=NO_TRACES))
     assert _status(handle, "Diet") == "active"
+
+
+TOOL_RESULT = "meta/turn/tool_result"
+
+
+def _outputs(*tools: tuple[str, int]) -> list[Any]:
+    """A conversation holding ``count`` outputs (distinct call ids) of each ``(tool name, count)``, interleaved."""
+    items: list[Any] = [{"role": "user", "content": "Summarise the pages"}]
+    for i in range(max(count for _, count in tools)):
+        for name, count in tools:
+            if i < count:
+                items += [{"type": "function_call", "call_id": f"{name}-{i}", "name": name, "arguments": "{}"},
+                          {"type": "function_call_output", "call_id": f"{name}-{i}", "output": example.HOSTILE_PAGE}]
+    return items + [{"role": "user", "content": "And the refund account?"}]
+
+
+def _tool_results_of_run(handle: MetaHandle, memory: AgentMemory, history: list[Any], steps: list[Any]) -> int:
+    """The ``meta/turn/tool_result`` calls the gateway answered during one run of the concierge on ``history``."""
+    before = rpc_calls(handle, TOOL_RESULT)
+    asyncio.run(Runner.run(example.build_agent(memory, ScriptedModel(steps)), history, run_config=NO_TRACES))
+    return rpc_calls(handle, TOOL_RESULT) - before
+
+
+def test_a_model_call_reports_an_untrusted_tool_once_however_many_of_its_outputs_the_input_holds(
+        handle: MetaHandle) -> None:
+    """200 pages of one untrusted tool: one report before each model call taints the session as 200 would. It
+    is made again at the next model call, so a reset while the host keeps the history still does not launder
+    them."""
+    session = handle.agent(ME).session("s-many")
+    memory = AgentMemory(session)
+    history = _outputs(("web_fetch", 200))
+    assert _tool_results_of_run(handle, memory, history, [[assistant_message("Soups.")]]) == 1
+    assert session.note().tainted is True
+    session.reset()
+    assert session.note().tainted is False
+    steps = [[example.remember("m1", "Refund account", "Refunds go to 99-1234.")], [assistant_message("Done.")]]
+    assert _tool_results_of_run(handle, memory, history, steps) == 2  # one per model call
+    assert _status(handle, "Refund account") == "quarantined"
+
+
+def test_two_untrusted_tools_in_one_model_input_are_both_reported_and_trusted_outputs_once_each(
+        handle: MetaHandle) -> None:
+    memory = AgentMemory(handle.agent(ME).session("s-two-tools"))
+    history = _outputs(("web_fetch", 100), ("web_search", 100), ("calendar_lookup", 50))
+    assert _tool_results_of_run(handle, memory, history, [[assistant_message("Soups.")]]) == 2 + 50
+    assert _tool_results_of_run(handle, memory, history, [[assistant_message("Soups.")]]) == 2

@@ -5,19 +5,21 @@ other call, so the agent speaks from it as the host surface expects.
 Every integration works on the SDK's bound session (``meta.agent(identity, realm=...).session(key)``),
 sync or async, embedded or remote. :class:`SessionCalls` runs a sync session's calls on a worker
 thread (a sync handle is safe to share between threads), so an event loop never blocks on the
-gateway, and awaits an async session's calls directly.
+gateway, and awaits an async session's calls directly. :class:`ReportPass` is how a backstop reports what
+one model call is about to read: each untrusted source once a pass, however many of its outputs it holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..sdk.agent import AsyncSession, Session
 from ..sdk.models import InjectionBlock, MemoryToolResult, RememberedRecord, SessionState, TurnToolResult
 
-__all__ = ["SessionCalls", "check_session", "message_text", "last_user_text"]
+__all__ = ["ReportPass", "SessionCalls", "SourceKey", "check_session", "message_text", "last_user_text", "source_key"]
 
 
 def check_session(session: object) -> Session | AsyncSession:
@@ -83,6 +85,48 @@ class SessionCalls:
         await self._noted()
         out: RememberedRecord = await self._call("remember", title, body, tags=tags)
         return out
+
+
+#: A tool result's source as the firewall judges it: (tool name, provenance as canonical JSON or ``""``, server_tool).
+SourceKey = tuple[str, str, bool]
+
+
+def source_key(tool_name: str, provenance: Mapping[str, Any] | None, server_tool: bool) -> SourceKey:
+    """The source of a tool result as a ``meta/turn/tool_result`` verdict reads it: the reported name, the typed
+    provenance and ``server_tool`` (``firewall/classify.py``). Besides these the verdict reads only the
+    gateway's configuration and, for agent provenance, that agent's session taint, which one pass takes as
+    unchanged. ``is_error`` is not in it: an error taints exactly as a result does (``Firewall.tool_result``).
+    Names and provenances are kept as sent (no folding): two spellings are two sources, each reported."""
+    prov = "" if provenance is None else json.dumps(dict(provenance), sort_keys=True, default=str)
+    return (tool_name, prov, server_tool)
+
+
+class ReportPass:
+    """The reports a backstop makes in one pass over what a model is about to read (one model call, one
+    memory read, one ``memory`` tool call): ``meta/turn/tool_result`` for each tool result, except that a
+    source (:func:`source_key`) found untrusted earlier in the pass is not reported again. One report of it
+    taints the session as many would (the first taint of a session wins), so a history holding 500 outputs of
+    one untrusted tool costs one call per pass instead of 500. A new pass reports it again: a
+    ``meta/session/reset`` between two model calls does not launder a page the history still holds. A trusted
+    verdict is not kept here (the integrations remember trusted results by call id). Errors are
+    :meth:`SessionCalls.tool_result`'s, and nothing is kept of a failed report."""
+
+    def __init__(self, calls: SessionCalls) -> None:
+        self.calls = calls
+        self._untrusted: dict[SourceKey, TurnToolResult] = {}
+
+    async def tool_result(self, tool_name: str, *, provenance: dict[str, Any] | None = None,
+                          server_tool: bool = False) -> TurnToolResult:
+        """The verdict on one tool result of ``tool_name``: reported unless its source was found untrusted
+        earlier in this pass (that verdict is returned again)."""
+        key = source_key(tool_name, provenance, server_tool)
+        found = self._untrusted.get(key)
+        if found is not None:
+            return found
+        verdict = await self.calls.tool_result(tool_name, provenance=provenance, server_tool=server_tool)
+        if not verdict.trusted:
+            self._untrusted[key] = verdict
+        return verdict
 
 
 def message_text(content: Any) -> str:

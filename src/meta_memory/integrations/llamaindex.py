@@ -40,6 +40,8 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   does not say which agent's tool answered) or, when no call before it
   has its id, as untrusted server-tool content. So a page read in an earlier session taints the session
   that reads it again, and again after a ``meta/session/reset`` while the message is still in the history.
+  A read reports each untrusted source (reported name, provenance, server-tool flag) once, however many of
+  its messages the history holds: one report taints the session as many would.
   Outputs of the ``memory`` tool are not reported (the memory tool's own results), unless a tool named
   ``memory`` was wrapped by :func:`reported_tools` for a session of the realm (another agent's tool of that
   name): the output is then reported as that tool reports it.
@@ -74,7 +76,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
-from ._session import SessionCalls, last_user_text, message_text
+from ._session import ReportPass, SessionCalls, last_user_text, message_text
 
 __all__ = ["MetaMemoryBlock", "MemoryTool", "ReportedTool", "memory_tool", "reported_tools"]
 
@@ -175,15 +177,17 @@ def _wrapped_in_realm(session: Any, name: str) -> bool:
         return any(key[0] == session.realm and name in tools for key, tools in _catalog_of(session).items())
 
 
-async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage],
+async def _report_tool_messages(report: ReportPass, messages: list[ChatMessage],
                                 reported: OrderedDict[str, None]) -> None:
-    """Classify, for ``calls``' session, each tool message of ``messages`` not in ``reported`` (its call id and
+    """Classify, in ``report``'s pass for its session, each tool message of ``messages`` not in ``reported`` (its call id and
     tool name, added here when found trusted): by the name of the call it answers, the latest call of its id
     before it (:func:`_reported_as`), or, when no call before it has its id, as untrusted server-tool
     content. Outputs of a ``memory`` call are not reported (the memory tool's own), unless a tool of that name was
     wrapped by :func:`reported_tools` in the session's realm (another agent's tool called ``memory``): then
-    they are reported as that tool reports them. An untrusted one is reported each time (a reset
-    of the session does not take it out of the conversation). A failed report raises."""
+    they are reported as that tool reports them. An untrusted one is reported at each pass (a reset
+    of the session does not take it out of the conversation), each untrusted source once a pass
+    (:class:`~._session.ReportPass`). A failed report raises."""
+    session = report.calls.session
     names: dict[str, str] = {}  # the calls made so far: a tool message answers the latest call of its id before it
     for m in messages:
         _add_call_names(m, names)
@@ -192,18 +196,18 @@ async def _report_tool_messages(calls: SessionCalls, messages: list[ChatMessage]
         call_id = (m.additional_kwargs or {}).get("tool_call_id")
         call_id = call_id if isinstance(call_id, str) and call_id else None
         name = names.get(call_id) if call_id is not None else None
-        if name == MEMORY_TOOL_NAME and not _wrapped_in_realm(calls.session, name):
+        if name == MEMORY_TOOL_NAME and not _wrapped_in_realm(session, name):
             continue  # the memory tool's own output: no tool of that name was wrapped (reported_tools) in the realm
         seen = f"call\x00{call_id}\x00{name}" if call_id is not None and name is not None else None
         if seen is not None and seen in reported:  # a call id used again for another tool is judged again
             continue
         trusted = True
         if name is None:
-            verdict = await calls.tool_result(UNATTRIBUTED_TOOL_MESSAGE, server_tool=True)
+            verdict = await report.tool_result(UNATTRIBUTED_TOOL_MESSAGE, server_tool=True)
             trusted = verdict.trusted
         else:
-            for reported_name, provenance in _reported_as(calls.session, name):
-                verdict = await calls.tool_result(reported_name, provenance=provenance)
+            for reported_name, provenance in _reported_as(session, name):
+                verdict = await report.tool_result(reported_name, provenance=provenance)
                 trusted = trusted and verdict.trusted
         if seen is not None and trusted:  # an untrusted one taints again after a reset
             reported[seen] = None
@@ -225,21 +229,21 @@ def _mcp_servers(session: Any) -> list[str | None]:
     return list(dict.fromkeys(servers))
 
 
-async def _report_mcp_listings(calls: SessionCalls, reported: OrderedDict[str, None]) -> None:
-    """Report, for ``calls``' session, the tool listing of each MCP server among the tools wrapped for it
+async def _report_mcp_listings(report: ReportPass, reported: OrderedDict[str, None]) -> None:
+    """Report, in ``report``'s pass for its session, the tool listing of each MCP server among the tools wrapped for it
     (:func:`_mcp_servers`): the tools' descriptions are the server's text, which the model reads with no tool
     called. Reported as ``mcp_list_tools`` with the server's typed provenance (``trusted_mcp_servers`` judges
     it), or as ``McpToolSpec.mcp_list_tools`` (untrusted) for a spec's tools with no server named. A listing
     found trusted is remembered in ``reported``; any other is reported each time (a reset while the server's
     tools are still wrapped for the session does not launder it). A failed report raises."""
-    for server in _mcp_servers(calls.session):
+    for server in _mcp_servers(report.calls.session):
         seen = f"listing\x00{server}"
         if seen in reported:
             continue
         if server is None:
-            verdict = await calls.tool_result(f"{MCP_TOOL_SPEC}.{MCP_LISTING_NAME}")
+            verdict = await report.tool_result(f"{MCP_TOOL_SPEC}.{MCP_LISTING_NAME}")
         else:
-            verdict = await calls.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": server})
+            verdict = await report.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": server})
         if verdict.trusted:
             reported[seen] = None
 
@@ -270,20 +274,21 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         return self._skip
 
     async def _aget(self, messages: Optional[list[ChatMessage]] = None, **block_kwargs: Any) -> str:
-        await _report_mcp_listings(self._calls, self._reported)
-        await self._report_history(messages or [])
+        report = ReportPass(self._calls)  # this read is one pass: each untrusted source reported once
+        await _report_mcp_listings(report, self._reported)
+        await self._report_history(report, messages or [])
         query = last_user_text(
             {"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""} for m in messages or [])
         block = await self._calls.inject(query)
         self._skip = block.skip_reason
         return block.text or ""
 
-    async def _report_history(self, messages: list[ChatMessage]) -> None:
-        """Classify each tool message of ``messages`` (module doc, "the history's tool results"); one found
-        trusted is not reported again by this block, an untrusted one is at every read (a reset of the session
-        does not take the page out of the history the model reads). A failed report raises, so the read (and
-        the model call) does not happen."""
-        await _report_tool_messages(self._calls, messages, self._reported)
+    async def _report_history(self, report: ReportPass, messages: list[ChatMessage]) -> None:
+        """Classify each tool message of ``messages`` in ``report``'s pass (module doc, "the history's tool
+        results"); one found trusted is not reported again by this block, an untrusted source is at every read,
+        once a read (a reset of the session does not take the page out of the history the model reads). A
+        failed report raises, so the read (and the model call) does not happen."""
+        await _report_tool_messages(report, messages, self._reported)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         if not self.store_ejected:
@@ -382,18 +387,19 @@ class MemoryTool(FunctionTool):
         """Classify the tool messages of the conversation in ``ctx`` (the workflow's ``Memory``), or report
         the conversation as unjudged when there is none to read; and the tool listings of the MCP servers
         whose tools are wrapped for this session (:func:`reported_tools`), which its model reads too."""
-        await _report_mcp_listings(self._calls, self._reported)
+        report = ReportPass(self._calls)  # this call is one pass: each untrusted source reported once
+        await _report_mcp_listings(report, self._reported)
         store = getattr(ctx, "store", None)
         memory = await store.get("memory", default=None) if store is not None else None
         get_all = getattr(memory, "aget_all", None)
         if get_all is None:
-            await self._calls.tool_result(UNJUDGED_CONVERSATION, server_tool=True)
+            await report.tool_result(UNJUDGED_CONVERSATION, server_tool=True)
             return
-        await _report_tool_messages(self._calls, list(await get_all()), self._reported)
+        await _report_tool_messages(report, list(await get_all()), self._reported)
         for block in getattr(memory, "memory_blocks", None) or ():  # the agents this conversation speaks from
             other = getattr(block, "session", None) if isinstance(block, MetaMemoryBlock) else None
             if other is not None and _session_id(other) != _session_id(self._calls.session):
-                await self._calls.tool_result(SHARED_CONVERSATION, provenance={
+                await report.tool_result(SHARED_CONVERSATION, provenance={
                     "kind": "agent", "source_id": other.identity, "session_key": other.session_key})
 
 

@@ -32,7 +32,9 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
     whose call is not in the input is reported as untrusted server-tool content. An untrusted output
     is reported at every model call whose input holds it, so a reset of the session while the host
-    keeps sending that history (``result.to_input_list()``) does not launder it.
+    keeps sending that history (``result.to_input_list()``) does not launder it; a model call reports
+    each untrusted source (reported name, provenance, server-tool flag) once, however many of its
+    outputs the input holds (one report taints the session as many would).
 
   Only the outputs of the ``memory`` tool this ``AgentMemory`` made (:meth:`AgentMemory.tool`), known by
   the call ids it ran (or, in ``on_tool_end``, by the tool object), are never reported. Any other tool
@@ -82,7 +84,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from .. import strict_json
 from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
-from ._session import SessionCalls, last_user_text
+from ._session import ReportPass, SessionCalls, last_user_text
 
 __all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "MCP_LISTING_NAME", "TOOL_INPUT_NAME",
            "tool_provenance"]
@@ -253,16 +255,18 @@ class AgentMemory:
             await self.calls.note()
 
     async def report(self, name: str, *, call_id: str | None = None, provenance: Mapping[str, str] | None = None,
-                     server_tool: bool = False) -> None:
+                     server_tool: bool = False, within: ReportPass | None = None) -> None:
         """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already and
         found trusted. An untrusted one is reported again each time it is met (in every model input that
         still holds it), so a ``meta/session/reset`` while the host goes on sending that history does not
-        launder it."""
+        launder it. ``within``: the pass this report belongs to (one model call's input, one response),
+        in which a source found untrusted already is not reported again (:class:`~._session.ReportPass`)."""
         if call_id is not None and self._seen(call_id):
             return
         await self._note()
         prov = dict(provenance) if provenance is not None else self.provenance.get(name)
-        verdict = await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
+        report = within if within is not None else ReportPass(self.calls)
+        verdict = await report.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
         if verdict.trusted:
             self._mark(call_id)
 
@@ -458,24 +462,26 @@ class AgentMemory:
                           provenance=self._provenance_of(name, tool))
 
     async def response_received(self, response: Any) -> None:
-        """The model answered (``on_llm_end``): report the hosted tools whose results it carries."""
+        """The model answered (``on_llm_end``): report the hosted tools whose results it carries (each
+        untrusted source once)."""
+        within = ReportPass(self.calls)
         for item in getattr(response, "output", None) or []:
             kind = _get(item, "type")
             if kind not in HOSTED_CALL_TYPES:
                 continue
-            await self._report_hosted(item, kind)
+            await self._report_hosted(item, kind, within)
 
-    async def _report_hosted(self, item: Any, kind: str) -> None:
+    async def _report_hosted(self, item: Any, kind: str, within: ReportPass) -> None:
         ident = _get(item, "id") or _get(item, "call_id")
         if kind in _HOSTED_MCP_TYPES:
             name = _get(item, "name") or kind
             server = _get(item, "server_label")
-            await self.report(str(name), call_id=ident, server_tool=True,
+            await self.report(str(name), call_id=ident, server_tool=True, within=within,
                               provenance={"kind": "mcp", "source_id": str(server)} if server else None)
         else:
-            await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True)
+            await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True, within=within)
 
-    async def _report_mcp_listings(self, agent: Any) -> None:
+    async def _report_mcp_listings(self, agent: Any, within: ReportPass) -> None:
         """Report the tool listing of each MCP server whose tools ``agent``'s model is given (its
         ``mcp_servers``, and the servers the SDK attributes its function tools to) as a tool result
         ``mcp_list_tools`` of that server (``{"kind": "mcp", "source_id": <server>}``): the tools'
@@ -489,10 +495,10 @@ class AgentMemory:
         servers += [_mcp_server(t) for t in getattr(agent, "tools", None) or () if _mcp_server(t)]
         for name in dict.fromkeys(servers):
             if name is None:
-                await self.report(MCP_LISTING_NAME, server_tool=True)
+                await self.report(MCP_LISTING_NAME, server_tool=True, within=within)
             elif name not in self._listed:
                 await self._note()
-                verdict = await self.calls.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": name})
+                verdict = await within.tool_result(MCP_LISTING_NAME, provenance={"kind": "mcp", "source_id": name})
                 if verdict.trusted:
                     self._listed.add(name)
 
@@ -501,8 +507,11 @@ class AgentMemory:
         by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
         (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output). Only the
         outputs of calls this memory's own tool ran are skipped: an output of a ``memory`` call it did not
-        run (another agent's tool of that name, an earlier process's history) is reported too."""
-        await self._report_mcp_listings(agent)
+        run (another agent's tool of that name, an earlier process's history) is reported too. The call is
+        one pass: each untrusted source (reported name, provenance, server-tool flag) is reported once,
+        however many outputs of it the input holds."""
+        within = ReportPass(self.calls)
+        await self._report_mcp_listings(agent, within)
         items = list(items)
         tools = {getattr(t, "name", None): t for t in (getattr(agent, "tools", None) or [])}
         names: dict[str, str] = {}
@@ -514,7 +523,7 @@ class AgentMemory:
         for item in items:
             kind = _get(item, "type")
             if kind in HOSTED_CALL_TYPES:
-                await self._report_hosted(item, kind)
+                await self._report_hosted(item, kind, within)
                 continue
             if kind not in _OUTPUT_TYPES:
                 continue
@@ -523,10 +532,10 @@ class AgentMemory:
                 continue
             name = names.get(call_id) if isinstance(call_id, str) else None
             if name is None:  # an output whose call is not in the input: nothing attributes it
-                await self.report(f"unattributed {kind}", call_id=call_id, server_tool=True)
+                await self.report(f"unattributed {kind}", call_id=call_id, server_tool=True, within=within)
             else:
                 tool = tools.get(name)
-                await self.report(name, call_id=call_id,
+                await self.report(name, call_id=call_id, within=within,
                                   provenance=self._provenance_of(name, tool) if tool is not None else None)
 
 
