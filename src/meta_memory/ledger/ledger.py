@@ -65,12 +65,19 @@ def _file_signature(path: Path) -> tuple[int, int, int] | None:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
+#: The longest id suffix read as a sequence number: 20 digits hold every 64-bit number. A longer one (an
+#: edited file) is not one of the counter's ids, and Python refuses to read past 4,300 digits at all.
+_MAX_SEQUENCE_DIGITS = 20
+
+
 def _sequence_after(assertions: list[MemoryAssertion]) -> int:
-    """Bootstrap counter: highest parsed id suffix + 1; when no id parses, the number of assertions."""
+    """Bootstrap counter: highest parsed id suffix + 1; when no id parses, the number of assertions. A
+    suffix of more than :data:`_MAX_SEQUENCE_DIGITS` digits does not parse."""
     highest = -1
     for assertion in assertions:
         suffix = assertion.assertion_id.removeprefix(ASSERTION_ID_PREFIX)
-        if suffix != assertion.assertion_id and suffix.isascii() and suffix.isdigit():
+        if (suffix != assertion.assertion_id and suffix.isascii() and suffix.isdigit()
+                and len(suffix) <= _MAX_SEQUENCE_DIGITS):
             highest = max(highest, int(suffix))
     return highest + 1 if highest >= 0 else len(assertions)
 
