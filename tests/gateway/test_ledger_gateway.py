@@ -255,3 +255,46 @@ def test_a_second_runtime_on_the_same_state_dir_is_refused(gateway, tmp_path):
     gateway.stop()
     with Meta.builder().persistent_state(gateway.state_dir).memory(memory.local_json()).build() as handle:  # free again
         assert len(handle.memory_query().assertions) == 1
+
+
+def test_a_slow_health_endpoint_holds_up_the_write_alone_never_gating_checks(tmp_path, gateway_factory):
+    """The health check ran under the ledger's lock, so while an endpoint took its time answering one write's
+    check, every ``meta/gating/check`` and ``meta/memory/query`` of every caller waited for it (up to the
+    check's 2-second timeout per phase, on the hot path of gating)."""
+    hold, asked, answer = threading.Event(), threading.Event(), threading.Event()
+    timed_out: list[bool] = []  # whether the held check had to give up waiting for the reads
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server API
+            if hold.is_set():
+                asked.set()
+                timed_out.append(not answer.wait(1.8))  # under the 2-second timeout: slow, not dead
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'[memory]\nkind = "local_json"\nhealth_check_endpoint = "http://127.0.0.1:{server.server_port}"\n')
+        gw = gateway_factory(tmp_path / "s", config=cfg)
+        _index(gw, "before", conflict=True, conflict_reason="freeze")
+        hold.set()
+        with ThreadPoolExecutor(1) as pool:
+            write = pool.submit(_index, gw, "during a slow check")
+            assert asked.wait(30)  # the write is in its health check, held by the endpoint
+            check = gw.result("meta/gating/check", {"entity": "identity:ops", "topic": "deployment"})
+            facts = [a["fact"] for a in gw.result("meta/memory/query", {})["assertions"]]
+            answer.set()
+            write.result(timeout=30)
+        assert timed_out == [False], "the reads waited for the write's health check"
+        assert check["allowed"] is False and facts == ["before"]
+        assert [a["fact"] for a in gw.result("meta/memory/query", {})["assertions"]] == ["before", "during a slow check"]
+    finally:
+        answer.set()
+        server.shutdown()
+        server.server_close()

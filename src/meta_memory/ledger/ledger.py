@@ -4,8 +4,11 @@ Conflict detection, Health checks, Memory store info; reference §1.3–1.9).
 The in-memory state is the authority. The state file is read once, by
 :meth:`AssertionLedger.load` at bootstrap; every :meth:`AssertionLedger.index`
 rewrites the whole file atomically. Concurrent callers are serialised by one
-lock around mutate-and-persist, so no acknowledged write is lost. When a
-persist fails (health check or I/O) the in-memory change is rolled back and
+lock around mutate-and-persist, so no acknowledged write is lost. The health
+check a write needs runs before that lock is taken: an endpoint slow to answer
+(up to its timeout per phase) delays the write that asked, never a query or a
+gating check. When the health check or the persist fails, nothing changes (a
+failed persist rolls the in-memory change back) and
 :class:`~meta_memory.errors.MemoryBackendUnavailable` is raised.
 """
 
@@ -254,6 +257,7 @@ class AssertionLedger:
                 memory and file are unchanged.
         """
         c = canonical_index(req)
+        self._check_health()  # outside the lock: a slow endpoint holds up this write alone, never the reads
         with self._lock:
             self._require_loaded()
             now = self._clock.now_ms()
@@ -335,8 +339,6 @@ class AssertionLedger:
                         self._conflict_keys.remove(key)
                     else:
                         self._conflicts[key] = previous_conflict
-                if isinstance(exc, HealthCheckFailed):
-                    raise MemoryBackendUnavailable(exc.reason) from None
                 if isinstance(exc, OSError):
                     raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
                 raise
@@ -371,6 +373,11 @@ class AssertionLedger:
         entity, topic, store = canonical_resolve(req)
         with self._lock:
             self._require_loaded()
+            pending = any(k[0] == entity and k[1] == topic and (store is None or k[2] == store)
+                          for k in self._conflict_keys)
+        if pending:  # a resolve that removes nothing writes nothing, and needs no health check
+            self._check_health()
+        with self._lock:
             keys = [k for k in self._conflict_keys
                     if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
             removed = [(key, self._conflicts[key]) for key in keys]
@@ -386,8 +393,6 @@ class AssertionLedger:
                     for key, entry in removed:
                         self._conflicts[key] = entry
                     self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
-                    if isinstance(exc, HealthCheckFailed):
-                        raise MemoryBackendUnavailable(exc.reason) from None
                     if isinstance(exc, OSError):
                         raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
                     raise
@@ -427,11 +432,22 @@ class AssertionLedger:
         detail = exc.strerror or str(exc)
         return f"memory ledger persist failed: {detail}; {kept}; fix the cause, then retry"
 
+    def _check_health(self) -> None:
+        """The health check a write runs before it takes the lock (none without an endpoint or a file).
+
+        Raises:
+            MemoryBackendUnavailable: the endpoint did not answer 2xx in time; nothing was changed.
+        """
+        if self.state_path is None or self._checker is None:
+            return
+        try:
+            self._checker.check()
+        except HealthCheckFailed as exc:
+            raise MemoryBackendUnavailable(exc.reason) from None
+
     def _persist(self) -> None:
         if self.state_path is None:
             return
-        if self._checker is not None:
-            self._checker.check()
         if self._section is None:
             self._section = bytearray(b",\n".join(self._fragments))
         parts = persistence.assemble_section_parts(
