@@ -516,18 +516,16 @@ class AssertionLedger:
                 or (text is not None and needle in text.casefold())
             )
 
-        with self._lock:
+        with self._lock:  # a snapshot of the entries (frozen models): filtered outside the lock
             self._require_loaded()
-            assertions = [
-                a.model_copy(deep=True) if a.metadata is not None else a
-                for a in self._assertions
-                if keep(a.entity, a.topic, a.store, a.fact)
-            ]
-            conflicts = [
-                signal
-                for signal, _ in (self._conflicts[key] for key in self._conflict_keys)
-                if keep(signal.entity, signal.topic, signal.store, signal.reason)
-            ]
+            held = list(self._assertions)
+            signals = [self._conflicts[key][0] for key in self._conflict_keys]
+        assertions = [
+            a.model_copy(deep=True) if a.metadata is not None else a
+            for a in held
+            if keep(a.entity, a.topic, a.store, a.fact)
+        ]
+        conflicts = [signal for signal in signals if keep(signal.entity, signal.topic, signal.store, signal.reason)]
         return MemoryQueryResult(assertions=assertions, conflicts=conflicts)
 
     def stores(self) -> list[MemoryStoreInfo]:
