@@ -157,3 +157,20 @@ def test_a_failed_drain_keeps_the_events_in_the_outbox_and_says_so(tmp_path: Pat
         assert outbox_path(path).stat().st_size == 0
     finally:
         bus.close()
+
+
+@pytest.mark.parametrize("line", [b"[" * 100_000 + b"]" * 100_000, b'[9' + b"9" * 40 + b', "a:1", "x", 1, {}]'],
+                         ids=["nested past the reader", "a number SQLite cannot hold"])
+def test_an_outbox_line_the_bus_never_writes_stops_no_start(tmp_path: Path, line: bytes) -> None:
+    """A line left in ``events.outbox`` that this bus never writes (an editor, a disk error) used to stop every
+    start with a traceback (a RecursionError, an OverflowError); it is skipped."""
+    from support import meta_memory_cli
+
+    state = tmp_path / "state"
+    assert meta_memory_cli("remember", "--identity", "lead:main", "--state-dir", str(state), "One", "first").returncode == 0
+    with open(state / "events.outbox", "ab") as box:
+        box.write(line + b"\n")
+    again = meta_memory_cli("remember", "--identity", "lead:main", "--state-dir", str(state), "Two", "second")
+    assert again.returncode == 0 and b"Traceback" not in again.stderr, again.stderr
+    listed = meta_memory_cli("list", "--identity", "lead:main", "--state-dir", str(state))
+    assert listed.returncode == 0 and b"One" in listed.stdout and b"Two" in listed.stdout

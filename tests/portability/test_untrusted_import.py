@@ -481,3 +481,23 @@ def _exists_in(h: Any, realm: str, memory_id: str) -> bool:
     except RecordNotFound:
         return False
     return True
+
+
+def test_a_ledger_line_over_the_field_cap_is_refused_by_line_as_the_rpc_refuses_it(tmp_path: Path) -> None:
+    """An index over RPC refuses a fact of more than 65,536 bytes; an import's ledger line (``--allow-ledger``)
+    went straight to the ledger and landed a 200 KB fact, in every later ``meta/memory/query`` answer."""
+    src = tmp_path / "src"
+    with handle_on(src, None) as h:
+        h.memory_index("deploy", "window", fact="tuesdays")
+    dump = tmp_path / "memory.jsonl"
+    assert mm("export", "--state-dir", str(src), "-o", str(dump)).returncode == 0
+    lines = _lines(dump)
+    n, line = next((n, x) for n, x in enumerate(lines, start=1) if x["type"] == "assertion")
+    line["fact"] = "f" * 200_000
+    edited = _write(tmp_path / "edited.jsonl", lines)
+    out = mm("import", str(edited), "--state-dir", str(tmp_path / "dst"), "--allow-ledger", "--json")
+    assert out.returncode == 1
+    err = out.stderr.decode()
+    assert f"line {n}" in err and "fact must be at most 65536 bytes" in err, err
+    with handle_on(tmp_path / "dst", None) as h:
+        assert h.memory_query(None).assertions == []

@@ -400,3 +400,38 @@ def test_a_background_worker_that_died_is_reported(tmp_path: Path) -> None:
     finally:
         served.close()
         handle.close()
+
+
+def test_a_ledger_nested_past_the_reader_is_malformed_to_ready_start_and_doctor(tmp_path: Path) -> None:
+    """A ledger file nesting deeper than the JSON reader goes used to raise a RecursionError out of every
+    reader: ``/v1/ready`` answered HTTP 500, ``serve`` and ``doctor`` stopped with a traceback."""
+    state = _seeded(tmp_path)
+    ledger = state / "memory-ledger-state.json"
+    deep = '{"assertions": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with start_gateway(state) as gw:
+        ledger.write_text(deep, encoding="utf-8")
+        answer = _ready_after_change(gw)
+        assert answer.status_code == 503 and answer.json()["failing"] == ["ledger"], answer.text
+        assert "nested too deep" in answer.json()["checks"][0]["problem"]
+    ledger.write_text(deep, encoding="utf-8")  # the stopping gateway's last write is not what is checked
+    gw = start_gateway(state, expect_failure=True)
+    err = gw.proc.stderr.read() if gw.proc.stderr else ""
+    assert gw.proc.returncode == 1 and "Traceback" not in err, err
+    assert "memory-ledger-state.json" in err and "nested too deep" in err
+    code, report = _doctor(state)
+    assert code == 1 and _kinds(report)["malformed_ledger"]["severity"] == "blocks_startup"
+
+
+def test_a_ledger_id_of_thousands_of_digits_starts_and_the_next_id_follows_the_others(tmp_path: Path) -> None:
+    """An assertion id whose number Python refuses to read (over 4,300 digits) stopped ``serve`` with a
+    ValueError traceback; it is not one of the counter's ids, so the next follows the file's others."""
+    state = _seeded(tmp_path)
+    ledger = state / "memory-ledger-state.json"
+    doc = json.loads(ledger.read_text(encoding="utf-8"))
+    doc["assertions"].append({**doc["assertions"][0], "assertion_id": "memory-assert-" + "9" * 5000})
+    ledger.write_text(json.dumps(doc), encoding="utf-8")
+    with start_gateway(state) as gw:
+        made = gw.result("meta/memory/index", {"entity": "deploy", "topic": "freeze", "fact": "december"})
+        assert made["assertion_id"] == "memory-assert-000001"
+        facts = {a["fact"] for a in gw.result("meta/memory/query", {"entity": "deploy"})["assertions"]}
+        assert facts == {"tuesdays", "december"}

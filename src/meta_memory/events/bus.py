@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .. import strict_json
 from ..clock import Clock
 
 __all__ = ["DRAIN_DELAY_S", "MAX_EVENT_SEQ", "EventBus", "EventEnvelope", "EventSink", "outbox_path", "parse_event_seq",
@@ -54,6 +55,7 @@ DRAIN_DELAY_S = 0.05
 """Seconds the drainer waits after an event is published before it moves the outbox into the database
 (the events published meanwhile go in the same transaction)."""
 _LOG = logging.getLogger("meta_memory.events")
+_MAX_SQLITE_INT = 2**63 - 1
 _INSERT = "INSERT OR IGNORE INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)"
 
 
@@ -196,7 +198,8 @@ class EventBus:
     def _recover_outbox(self, box: Path) -> None:
         """Move the events a previous process left in the outbox ``box`` into the database (in sequence
         order; those a drain had already committed are skipped), then empty it. A last line cut short
-        (a write the process died inside, never acknowledged) is skipped."""
+        (a write the process died inside, never acknowledged) is skipped, and so is any line this bus never
+        writes (not JSON, nesting past the JSON reader, a number SQLite cannot hold): it stops no start."""
         assert self._conn is not None
         try:
             raw = box.read_bytes()
@@ -205,10 +208,12 @@ class EventBus:
         rows = []
         for line in raw.split(b"\n"):
             try:
-                seq, identity, event_type, ts, data = json.loads(line)
-                rows.append((int(seq), str(identity), str(event_type), int(ts), json.dumps(data)))
+                seq, identity, event_type, ts, data = strict_json.loads(line)
+                row = (int(seq), str(identity), str(event_type), int(ts), json.dumps(data))
             except (ValueError, TypeError):  # not one of our lines: an empty one, or the cut-short last
-                continue
+                continue  # (nesting past the JSON reader is a ValueError of strict_json's too)
+            if all(0 <= n <= _MAX_SQLITE_INT for n in (row[0], row[3])):  # a number SQLite cannot hold is not ours
+                rows.append(row)
         if rows:
             self._commit(sorted(rows))
         with open(box, "r+b") as f:

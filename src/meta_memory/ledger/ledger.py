@@ -4,8 +4,11 @@ Conflict detection, Health checks, Memory store info; reference §1.3–1.9).
 The in-memory state is the authority. The state file is read once, by
 :meth:`AssertionLedger.load` at bootstrap; every :meth:`AssertionLedger.index`
 rewrites the whole file atomically. Concurrent callers are serialised by one
-lock around mutate-and-persist, so no acknowledged write is lost. When a
-persist fails (health check or I/O) the in-memory change is rolled back and
+lock around mutate-and-persist, so no acknowledged write is lost. The health
+check a write needs runs before that lock is taken: an endpoint slow to answer
+(up to its timeout per phase) delays the write that asked, never a query or a
+gating check. When the health check or the persist fails, nothing changes (a
+failed persist rolls the in-memory change back) and
 :class:`~meta_memory.errors.MemoryBackendUnavailable` is raised.
 """
 
@@ -65,12 +68,19 @@ def _file_signature(path: Path) -> tuple[int, int, int] | None:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
+#: The longest id suffix read as a sequence number: 20 digits hold every 64-bit number. A longer one (an
+#: edited file) is not one of the counter's ids, and Python refuses to read past 4,300 digits at all.
+_MAX_SEQUENCE_DIGITS = 20
+
+
 def _sequence_after(assertions: list[MemoryAssertion]) -> int:
-    """Bootstrap counter: highest parsed id suffix + 1; when no id parses, the number of assertions."""
+    """Bootstrap counter: highest parsed id suffix + 1; when no id parses, the number of assertions. A
+    suffix of more than :data:`_MAX_SEQUENCE_DIGITS` digits does not parse."""
     highest = -1
     for assertion in assertions:
         suffix = assertion.assertion_id.removeprefix(ASSERTION_ID_PREFIX)
-        if suffix != assertion.assertion_id and suffix.isascii() and suffix.isdigit():
+        if (suffix != assertion.assertion_id and suffix.isascii() and suffix.isdigit()
+                and len(suffix) <= _MAX_SEQUENCE_DIGITS):
             highest = max(highest, int(suffix))
     return highest + 1 if highest >= 0 else len(assertions)
 
@@ -247,6 +257,7 @@ class AssertionLedger:
                 memory and file are unchanged.
         """
         c = canonical_index(req)
+        self._check_health()  # outside the lock: a slow endpoint holds up this write alone, never the reads
         with self._lock:
             self._require_loaded()
             now = self._clock.now_ms()
@@ -328,8 +339,6 @@ class AssertionLedger:
                         self._conflict_keys.remove(key)
                     else:
                         self._conflicts[key] = previous_conflict
-                if isinstance(exc, HealthCheckFailed):
-                    raise MemoryBackendUnavailable(exc.reason) from None
                 if isinstance(exc, OSError):
                     raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
                 raise
@@ -364,6 +373,11 @@ class AssertionLedger:
         entity, topic, store = canonical_resolve(req)
         with self._lock:
             self._require_loaded()
+            pending = any(k[0] == entity and k[1] == topic and (store is None or k[2] == store)
+                          for k in self._conflict_keys)
+        if pending:  # a resolve that removes nothing writes nothing, and needs no health check
+            self._check_health()
+        with self._lock:
             keys = [k for k in self._conflict_keys
                     if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
             removed = [(key, self._conflicts[key]) for key in keys]
@@ -379,8 +393,6 @@ class AssertionLedger:
                     for key, entry in removed:
                         self._conflicts[key] = entry
                     self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
-                    if isinstance(exc, HealthCheckFailed):
-                        raise MemoryBackendUnavailable(exc.reason) from None
                     if isinstance(exc, OSError):
                         raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
                     raise
@@ -420,11 +432,22 @@ class AssertionLedger:
         detail = exc.strerror or str(exc)
         return f"memory ledger persist failed: {detail}; {kept}; fix the cause, then retry"
 
+    def _check_health(self) -> None:
+        """The health check a write runs before it takes the lock (none without an endpoint or a file).
+
+        Raises:
+            MemoryBackendUnavailable: the endpoint did not answer 2xx in time; nothing was changed.
+        """
+        if self.state_path is None or self._checker is None:
+            return
+        try:
+            self._checker.check()
+        except HealthCheckFailed as exc:
+            raise MemoryBackendUnavailable(exc.reason) from None
+
     def _persist(self) -> None:
         if self.state_path is None:
             return
-        if self._checker is not None:
-            self._checker.check()
         if self._section is None:
             self._section = bytearray(b",\n".join(self._fragments))
         parts = persistence.assemble_section_parts(
@@ -493,18 +516,16 @@ class AssertionLedger:
                 or (text is not None and needle in text.casefold())
             )
 
-        with self._lock:
+        with self._lock:  # a snapshot of the entries (frozen models): filtered outside the lock
             self._require_loaded()
-            assertions = [
-                a.model_copy(deep=True) if a.metadata is not None else a
-                for a in self._assertions
-                if keep(a.entity, a.topic, a.store, a.fact)
-            ]
-            conflicts = [
-                signal
-                for signal, _ in (self._conflicts[key] for key in self._conflict_keys)
-                if keep(signal.entity, signal.topic, signal.store, signal.reason)
-            ]
+            held = list(self._assertions)
+            signals = [self._conflicts[key][0] for key in self._conflict_keys]
+        assertions = [
+            a.model_copy(deep=True) if a.metadata is not None else a
+            for a in held
+            if keep(a.entity, a.topic, a.store, a.fact)
+        ]
+        conflicts = [signal for signal in signals if keep(signal.entity, signal.topic, signal.store, signal.reason)]
         return MemoryQueryResult(assertions=assertions, conflicts=conflicts)
 
     def stores(self) -> list[MemoryStoreInfo]:

@@ -227,15 +227,25 @@ def _canonical_store_param(raw: str | None) -> str | None:
     return token
 
 
+def _check_sizes(fields: tuple[tuple[str, str | None], ...]) -> None:
+    """Each named text of a write at most :data:`MAX_LEDGER_TEXT_BYTES` of UTF-8, checked as given (before
+    trimming): the one place of the rule, for the RPC params, an import's ledger lines and an embedded
+    caller alike. Raises :class:`LedgerValidationError` naming the first field over it."""
+    for name, value in fields:
+        if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
+            raise LedgerValidationError(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
+
+
 def canonical_resolve(req: ResolveRequest) -> tuple[str, str, str | None]:
     """The canonical ``(entity, topic, store | None)`` a ``meta/memory/resolve`` names: the rules of
     :func:`canonical_index` for the three (``None``: every store), but the name rule
     (:func:`~meta_memory.ledger.normalise.name_rule`), so a signal indexed before it can still be removed.
 
     Raises:
-        LedgerValidationError: empty entity/topic, a control character in either, an empty or
-            unsupported store.
+        LedgerValidationError: a member over :data:`MAX_LEDGER_TEXT_BYTES`, empty entity/topic, a
+            control character in either, an empty or unsupported store.
     """
+    _check_sizes((("entity", req.entity), ("topic", req.topic), ("store", req.store)))
     entity, topic = _canonical_key(req.entity, req.topic, new_name=False)  # a signal older than the name rule
     return entity, topic, _canonical_store_param(req.store)
 
@@ -244,7 +254,9 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     """Canonicalise and check an :class:`IndexRequest` (reference §1.5).
 
     Raises:
-        LedgerValidationError: empty entity/topic, a control character (U+0000..U+001F, U+007F) left
+        LedgerValidationError: entity, topic, store, fact or conflict reason over
+            :data:`MAX_LEDGER_TEXT_BYTES` (65,536) bytes of UTF-8, naming the field (every write path:
+            the RPC params, an import's ledger lines, an embedded caller); empty entity/topic, a control character (U+0000..U+001F, U+007F) left
             in entity or topic after trimming, empty or unsupported store, a blank
             fact, or no fact without ``conflict=true``; ``metadata`` breaking the one metadata rule
             agent memory's records follow (:func:`~meta_memory.agent_memory.fields.normalize_metadata`:
@@ -260,6 +272,8 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     Only new writes pass through here: an assertion already in the ledger file is loaded with its
     metadata verbatim (:func:`meta_memory.ledger.persistence.load`) and rewritten unchanged.
     """
+    _check_sizes((("entity", req.entity), ("topic", req.topic), ("store", req.store), ("fact", req.fact),
+                  ("conflict_reason", req.conflict_reason)))
     entity, topic = _canonical_key(req.entity, req.topic)
     store = _canonical_store_param(req.store) or DEFAULT_STORE
     fact = None
@@ -351,10 +365,6 @@ def parse_index_params(params: object) -> IndexRequest:
     metadata = _optional(params, "metadata", dict, "a JSON object")
     conflict = _optional(params, "conflict", bool, "a boolean")
     reason = _optional(params, "conflict_reason", str, "a string")
-    for name, value in (("entity", entity), ("topic", topic), ("store", store), ("fact", fact),
-                        ("conflict_reason", reason)):
-        if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
-            raise LedgerValidationError(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
     req = IndexRequest(
         entity=entity,
         topic=topic,
@@ -387,9 +397,6 @@ def parse_resolve_params(params: object) -> ResolveRequest:
     if not isinstance(topic, str):
         raise LedgerValidationError("topic must be a non-empty string", "topic")
     store = _optional(params, "store", str, "a non-empty string")
-    for name, value in (("entity", entity), ("topic", topic), ("store", store)):
-        if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
-            raise LedgerValidationError(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
     req = ResolveRequest(entity=entity, topic=topic, store=store)
     canonical_resolve(req)
     return req

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from meta_memory import strict_json
 from meta_memory.errors import StartupError
 from meta_memory.ledger.model import MemoryAssertion, MemoryConflictSignal
 from meta_memory.ledger.normalise import SUPPORTED_STORES, canonical_text, canonical_token
@@ -199,10 +200,6 @@ class _Malformed(Exception):
     pass
 
 
-def _reject_constant(name: str) -> Any:
-    raise _Malformed(f"invalid JSON number {name}")
-
-
 def _require(row: dict[str, Any], where: str, key: str, kind: str) -> Any:
     if key not in row:
         raise _Malformed(f"{where}: missing required field '{key}'")
@@ -230,10 +227,10 @@ def _rows(state: dict[str, Any], key: str) -> list[dict[str, Any]]:
 
 def _decode(raw: bytes) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]:
     try:
-        state = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        state = strict_json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise _Malformed(f"not UTF-8 ({exc})") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # not JSON, a repeated key, NaN or Infinity, nesting past the reader's depth
         raise _Malformed(f"invalid JSON ({exc})") from None
     if not isinstance(state, dict):
         raise _Malformed("the top level must be a JSON object with 'assertions' and 'conflicts'")
@@ -302,7 +299,9 @@ def load(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]
     dropped silently. A missing file is an empty ledger.
 
     Raises:
-        StartupError: the file cannot be read, is not valid JSON, or has an
+        StartupError: the file cannot be read, is not valid JSON (read as
+            :func:`meta_memory.strict_json.loads` reads it: a repeated key, NaN or
+            Infinity, nesting past about 1,000 levels are refused too), or has an
             entry missing a required field or of the wrong type; the message
             names the file path.
     """
