@@ -509,8 +509,9 @@ def _by(author: Any) -> str:
 @_target_options
 def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
     """Show every version of MEMORY_ID (any of its versions) of one identity, oldest first: its id, the
-    change that wrote it, when (UTC), by whom, its status and title (meta/agent_memory/history; at most 200
-    versions, and the command says when more are linked).
+    change that wrote it, when (UTC), by whom, its status and title, then a line for each later change of
+    that version (a forget, a release, a retier: what, when, by whom) (meta/agent_memory/history; at most
+    200 versions, and the command says when more are linked).
 
     Quarantined content is withheld and an erased version shows only that it was erased. An id the
     identity has no record under (unknown, another identity's or realm's, told alike) is refused, exit 1.
@@ -534,6 +535,9 @@ def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any)
             row = [v.memory_id, v.reason, _when(v.created_at_ms), _by(v.author), v.status, title,
                    ", ".join(v.tags or ())]
             table.add_row(*(text(cell) for cell in row))
+            for later in v.changes[1:]:  # what changed it since (a forget, a release, a retier), on lines of its own
+                table.add_row(*(text(cell) for cell in ("", later.change, _when(later.at_ms), _by(later.by), "", "",
+                                                        "")))
         console = _console()
         console.print(table)
         if found.truncated:

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,24 @@ def test_update_writes_a_new_version_and_history_lists_both_in_order(gateway: An
     assert f"supersedes {second}" in said.stdout and "Where the car is" in said.stdout and "car, work" in said.stdout
     same = mm("update", as_json(mm("list", *url, "--json"))[0]["memory_id"], "--title", "Where the car is", *url)
     assert same.returncode == 0 and "nothing changed" in same.stdout, same
+
+
+def test_history_shows_when_and_by_whom_a_version_was_forgotten(gateway: Any) -> None:
+    """A forget writes no version: the table showed the record's last version ``tombstoned`` but not when
+    or by whom; the version's later changes now follow it, a line each (``--json`` always had them)."""
+    url = ["--url", gateway.url, "--identity", ID]
+    made = as_json(mm("remember", "Gym locker", "Code 4412.", *url, "--json"))["memory_id"]
+    assert mm("forget", made, *url).returncode == 0
+    changes = as_json(mm("history", made, *url, "--json"))["versions"][0]["changes"]
+    assert [c["change"] for c in changes] == ["created", "forget"]
+    table = mm("history", made, *url)
+    assert table.returncode == 0, table.stderr
+    rows = [line for line in table.stdout.splitlines() if line.startswith("│")]
+    assert len(rows) == 2, table.stdout
+    assert made in rows[0] and "created" in rows[0] and "tombstoned" in rows[0]
+    forgot = [cell.strip() for cell in rows[1].strip("│").split("│")]
+    when = datetime.fromtimestamp(changes[1]["at_ms"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert forgot[:4] == ["", "forget", when, "application"], rows[1]
 
 
 def test_update_refusals_are_the_gateways_exit_1(gateway: Any) -> None:
