@@ -237,10 +237,16 @@ def as_typed(message: str, field: object, ctx: click.Context | None) -> str:
     ``query_text must be at most 16384 bytes`` from ``recall`` reads ``QUERY must be at most 16384
     bytes``; ``update needs at least one of title, body, ...`` from ``update`` reads ``... of --title,
     --body, ...``. A field the command has no parameter for (a nested ``records.0.title``) is left as the
-    gateway wrote it, and so is ``--json``'s error object (the JSON-RPC error as answered)."""
+    gateway wrote it, and so is ``--json``'s error object (the JSON-RPC error as answered). One value of
+    a repeated option named by its index (``tags.1 must be at most 64 bytes``) reads as that option and its
+    place on the command line (``--tag #2 must be at most 64 bytes``)."""
     if ctx is None:
         return message
     names = typed_names(ctx.command)
+    item = re.fullmatch(r"([a-z_]+)\.(\d+)", field) if isinstance(field, str) else None
+    if item is not None and item.group(1) in names:  # one value of a repeated option: ``tags.1``, the 2nd --tag
+        message = re.sub(rf"(?<![\w.$'\"-]){re.escape(item.group(0))}(?![\w.'\"-])",
+                         f"{names[item.group(1)]} #{int(item.group(2)) + 1}", message)
     replaced = [name for name in names if field in (name, "params") or "_" in name]
     if not replaced:
         return message

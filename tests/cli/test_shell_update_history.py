@@ -176,6 +176,11 @@ def test_a_refusal_names_the_argument_or_option_typed(gateway: Any) -> None:
     assert "QUERY must be at most 16384 bytes" in long_query.stderr and "query_text must" not in long_query.stderr
     many_tags = mm("remember", "t", "b", *[a for i in range(33) for a in ("--tag", f"t{i}")], *url)
     assert many_tags.returncode == 1 and "--tag must contain at most 32 entries" in many_tags.stderr
+    # one value of a repeated option is named by its place among them (the RPC's tags.1 is the second --tag)
+    long_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", "x" * 65, *url)
+    assert long_tag.returncode == 1 and "--tag #2 must be at most 64 bytes [field=tags.1]" in long_tag.stderr
+    listed = mm("list", "--tag", "x" * 65, *url)
+    assert listed.returncode == 1 and "--tag #1 must be at most 64 bytes" in listed.stderr, listed.stderr
     empty_title = mm("remember", "", "b", *url)
     assert empty_title.returncode == 1 and "TITLE must not be empty" in empty_title.stderr
     bad_filter = mm("recall", "x", "--filter", '{"a": {"$foo": 1}}', *url)
