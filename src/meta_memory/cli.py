@@ -327,7 +327,7 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
               help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
 @realm_option("Realm to write into")
-@click.option("--limit", type=int, default=None, help="Replay only the first N conversations.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Replay only the first N conversations.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | None, limit: int | None,
            as_json: bool) -> None:

@@ -226,10 +226,12 @@ class _Rpc:
 def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool = False, realm: str | None = None,
            limit: int | None = None, progress: Any = None) -> ReplayReport:
     """Run the replay. ``progress`` is an optional ``rich.progress.Progress``. Raises ``ValueError`` for a
-    file that is not a LoCoMo file (before anything is written), ``RuntimeError`` when the gateway
+    file that is not a LoCoMo file or a ``limit`` below 1 (before anything is written), ``RuntimeError`` when the gateway
     refuses a call, and :class:`~meta_memory.sdk.transport.GatewayUnreachable` (or its
     :class:`~meta_memory.sdk.transport.NotAGateway`) when no gateway answers at ``url``."""
-    samples = load_conversations(path)[: limit or None]
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a whole number of conversations, at least 1 (got {limit!r})")
+    samples = load_conversations(path)[:limit]
     rpc = _Rpc(url, token)
     report = ReplayReport()
     total_turns = sum(len(_turns(s)) for s in samples)
@@ -239,7 +241,7 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
                          f"({', '.join(f'{c} {name}' for c, name in CATEGORIES.items())}): nothing to replay")
     t_write = progress.add_task("remember turns", total=total_turns) if progress else None
     t_ask = progress.add_task("ask questions", total=total_q) if progress else None
-    extra = {"realm": realm} if realm else {}
+    extra = {"realm": realm} if realm is not None else {}  # an empty one is the gateway's to refuse
     for sample in samples:
         identity = f"locomo:{sample['sample_id']}"
         turns = _turns(sample)

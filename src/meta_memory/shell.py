@@ -237,10 +237,16 @@ def as_typed(message: str, field: object, ctx: click.Context | None) -> str:
     ``query_text must be at most 16384 bytes`` from ``recall`` reads ``QUERY must be at most 16384
     bytes``; ``update needs at least one of title, body, ...`` from ``update`` reads ``... of --title,
     --body, ...``. A field the command has no parameter for (a nested ``records.0.title``) is left as the
-    gateway wrote it, and so is ``--json``'s error object (the JSON-RPC error as answered)."""
+    gateway wrote it, and so is ``--json``'s error object (the JSON-RPC error as answered). One value of
+    a repeated option named by its index (``tags.1 must be at most 64 bytes``) reads as that option and its
+    place on the command line (``--tag #2 must be at most 64 bytes``)."""
     if ctx is None:
         return message
     names = typed_names(ctx.command)
+    item = re.fullmatch(r"([a-z_]+)\.(\d+)", field) if isinstance(field, str) else None
+    if item is not None and item.group(1) in names:  # one value of a repeated option: ``tags.1``, the 2nd --tag
+        message = re.sub(rf"(?<![\w.$'\"-]){re.escape(item.group(0))}(?![\w.'\"-])",
+                         f"{names[item.group(1)]} #{int(item.group(2)) + 1}", message)
     replaced = [name for name in names if field in (name, "params") or "_" in name]
     if not replaced:
         return message
@@ -509,8 +515,9 @@ def _by(author: Any) -> str:
 @_target_options
 def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
     """Show every version of MEMORY_ID (any of its versions) of one identity, oldest first: its id, the
-    change that wrote it, when (UTC), by whom, its status and title (meta/agent_memory/history; at most 200
-    versions, and the command says when more are linked).
+    change that wrote it, when (UTC), by whom, its status and title, then a line for each later change of
+    that version (a forget, a release, a retier: what, when, by whom) (meta/agent_memory/history; at most
+    200 versions, and the command says when more are linked).
 
     Quarantined content is withheld and an erased version shows only that it was erased. An id the
     identity has no record under (unknown, another identity's or realm's, told alike) is refused, exit 1.
@@ -534,6 +541,9 @@ def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any)
             row = [v.memory_id, v.reason, _when(v.created_at_ms), _by(v.author), v.status, title,
                    ", ".join(v.tags or ())]
             table.add_row(*(text(cell) for cell in row))
+            for later in v.changes[1:]:  # what changed it since (a forget, a release, a retier), on lines of its own
+                table.add_row(*(text(cell) for cell in ("", later.change, _when(later.at_ms), _by(later.by), "", "",
+                                                        "")))
         console = _console()
         console.print(table)
         if found.truncated:

@@ -5,10 +5,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from meta_memory.agent_memory.fields import (
+    SHOWS_NOTHING_RULE,
     FieldError,
     compact_whitespace,
     hidden_text_rule,
     normalize_tags,
+    shows_nothing,
     validate_record_fields,
 )
 
@@ -54,16 +56,19 @@ def test_normalize_tags_properties(tags: list[str]) -> None:
         if exc.rule == "tags must not contain NUL characters":
             assert any("\x00" in t for t in tags)
             return
-        if not exc.rule.endswith(" must be at most 64 bytes"):  # hidden text (tag characters, smuggled selectors)
+        if exc.field == "tags":  # hidden text (tag characters, smuggled selectors)
             assert exc.rule in {hidden_text_rule("tags", t.strip()) for t in tags}, exc.rule
             return
         index = int(exc.field.removeprefix("tags."))
+        if exc.rule == f"tags.{index} {SHOWS_NOTHING_RULE}":  # a tag a reader would see as empty
+            assert tags[index].strip() and shows_nothing(tags[index].strip())
+            return
         assert exc.rule == f"tags.{index} must be at most 64 bytes"
         assert len(tags[index].strip().encode("utf-8", "surrogatepass")) > 64
         return
     assert not any("\x00" in t for t in tags)
     assert list(out) == sorted(set(out))
-    assert all(t and t == t.strip() for t in out)
+    assert all(t and t == t.strip() and not shows_nothing(t) for t in out)
     assert all(not any("A" <= c <= "Z" for c in t) for t in out)
     assert all(len(t.encode("utf-8", "surrogatepass")) <= 64 for t in out)
     assert normalize_tags(out) == out  # idempotent

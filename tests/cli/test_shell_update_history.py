@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,24 @@ def test_update_writes_a_new_version_and_history_lists_both_in_order(gateway: An
     assert f"supersedes {second}" in said.stdout and "Where the car is" in said.stdout and "car, work" in said.stdout
     same = mm("update", as_json(mm("list", *url, "--json"))[0]["memory_id"], "--title", "Where the car is", *url)
     assert same.returncode == 0 and "nothing changed" in same.stdout, same
+
+
+def test_history_shows_when_and_by_whom_a_version_was_forgotten(gateway: Any) -> None:
+    """A forget writes no version: the table showed the record's last version ``tombstoned`` but not when
+    or by whom; the version's later changes now follow it, a line each (``--json`` always had them)."""
+    url = ["--url", gateway.url, "--identity", ID]
+    made = as_json(mm("remember", "Gym locker", "Code 4412.", *url, "--json"))["memory_id"]
+    assert mm("forget", made, *url).returncode == 0
+    changes = as_json(mm("history", made, *url, "--json"))["versions"][0]["changes"]
+    assert [c["change"] for c in changes] == ["created", "forget"]
+    table = mm("history", made, *url)
+    assert table.returncode == 0, table.stderr
+    rows = [line for line in table.stdout.splitlines() if line.startswith("│")]
+    assert len(rows) == 2, table.stdout
+    assert made in rows[0] and "created" in rows[0] and "tombstoned" in rows[0]
+    forgot = [cell.strip() for cell in rows[1].strip("│").split("│")]
+    when = datetime.fromtimestamp(changes[1]["at_ms"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert forgot[:4] == ["", "forget", when, "application"], rows[1]
 
 
 def test_update_refusals_are_the_gateways_exit_1(gateway: Any) -> None:
@@ -157,6 +176,11 @@ def test_a_refusal_names_the_argument_or_option_typed(gateway: Any) -> None:
     assert "QUERY must be at most 16384 bytes" in long_query.stderr and "query_text must" not in long_query.stderr
     many_tags = mm("remember", "t", "b", *[a for i in range(33) for a in ("--tag", f"t{i}")], *url)
     assert many_tags.returncode == 1 and "--tag must contain at most 32 entries" in many_tags.stderr
+    # one value of a repeated option is named by its place among them (the RPC's tags.1 is the second --tag)
+    long_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", "x" * 65, *url)
+    assert long_tag.returncode == 1 and "--tag #2 must be at most 64 bytes [field=tags.1]" in long_tag.stderr
+    listed = mm("list", "--tag", "x" * 65, *url)
+    assert listed.returncode == 1 and "--tag #1 must be at most 64 bytes" in listed.stderr, listed.stderr
     empty_title = mm("remember", "", "b", *url)
     assert empty_title.returncode == 1 and "TITLE must not be empty" in empty_title.stderr
     bad_filter = mm("recall", "x", "--filter", '{"a": {"$foo": 1}}', *url)

@@ -44,6 +44,8 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
      f"tags must contain at most {MAX_MEMORY_TAGS} entries"),
     ({"tags": ["ok", "x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags.1", f"tags.1 must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
     ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
+    ({"tags": ["ok", "\u200b"]}, "tags.1", f"tags.1 {SHOWS_NOTHING}"),
+    ({"tags": ["\u202e\u3164", "ok"]}, "tags.0", f"tags.0 {SHOWS_NOTHING}"),
     ({"metadata": {"$k": 1}}, "metadata.$k", f'metadata.$k: {METADATA_KEY_RULE} (got the key "$k" in metadata)'),
     ({"metadata": {"ok": [{"a.b": 1}]}}, "metadata.ok.0.a.b",
      f'metadata.ok.0.a.b: {METADATA_KEY_RULE} (got the key "a.b" in metadata["ok"][0])'),

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from meta_memory.replay import replay
 from support import DroppingFront, realm_db
 
 
@@ -163,3 +166,33 @@ def test_a_gateway_that_stops_in_the_middle_of_a_call_is_not_called_an_https_gat
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "closed the connection without answering" in out.stderr, out.stderr
     assert "may or may not have been applied" in out.stderr and "HTTPS" not in out.stderr, out.stderr
+
+
+def test_a_limit_below_one_or_an_empty_realm_is_refused_before_anything_is_written(gateway: Any,
+                                                                                   tmp_path: Path) -> None:
+    """``--limit 0`` used to replay every conversation and ``--limit -3`` all but the last three (a slice
+    from the end), and an empty ``--realm`` wrote into the default realm: each is refused, nothing written."""
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(_sample()), encoding="utf-8")
+    for args, said in ((["--limit", "0"], "Invalid value for '--limit': 0 is not in the range x>=1"),
+                       (["--limit", "-3"], "Invalid value for '--limit': -3 is not in the range x>=1"),
+                       (["--realm", ""], "realm must be a non-empty string")):
+        out = subprocess.run([sys.executable, "-m", "meta_memory.cli", "replay", str(data), "--url", gateway.url,
+                              *args], capture_output=True, text=True, timeout=300, env=os.environ.copy())
+        assert out.returncode in (1, 2) and said in out.stderr, (args, out)
+        assert "0.000" not in out.stdout and "1.000" not in out.stdout, (args, out.stdout)
+    db = realm_db(gateway.state_dir)
+    if db.exists():
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            assert conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0] == 0
+        finally:
+            conn.close()
+
+
+def test_the_replay_function_refuses_a_limit_below_one(tmp_path: Path) -> None:
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(_sample()), encoding="utf-8")
+    for limit in (0, -1):
+        with pytest.raises(ValueError, match="limit must be a whole number of conversations, at least 1"):
+            replay(data, "http://127.0.0.1:1", limit=limit)

@@ -215,6 +215,17 @@ def test_a_dot_dot_component_is_refused_before_anything_is_written(secured: Any,
     assert sorted(p.name for p in backups.iterdir()) == ["ok1"] and not list((backups / "ok1").iterdir())
 
 
+@pytest.mark.parametrize("dest", [".", "./", "/", "//."])
+def test_a_dest_naming_no_new_directory_is_refused_saying_so(secured: Any, dest: str) -> None:
+    """A ``dest`` of ``.`` or ``/`` (what ``meta-memory backup --url URL ""`` sent) was refused as lying
+    outside the backup directory: it names no directory to write, and the refusal says that."""
+    gw, backups = secured
+    err = gw.error("meta/storage/backup", {"dest": dest}, token=OPS)
+    assert err["code"] == -32602 and err["data"]["field"] == "dest", err
+    assert "dest must name the new directory to write" in err["message"], err
+    assert list(backups.iterdir()) == []
+
+
 @pytest.mark.parametrize(("name", "rule"), [
     ("a" * 300, "longer than 255 bytes"),        # no file system takes it
     ("é" * 128, "longer than 255 bytes"),        # 256 bytes of UTF-8

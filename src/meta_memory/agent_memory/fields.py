@@ -36,6 +36,7 @@ __all__ = [
     "ascii_lower",
     "normalize_tags",
     "check_text_field",
+    "SHOWS_NOTHING_RULE",
     "hidden_text_rule",
     "validate_record_fields",
     "MEMORY_ID_RULE",
@@ -133,12 +134,19 @@ def ascii_lower(text: str) -> str:
     return text.translate(_ASCII_LOWER)
 
 
+#: The rule of a field that holds text but shows a reader none of it (:func:`shows_nothing`), after its name.
+SHOWS_NOTHING_RULE = "must show a visible character (it holds only invisible, control and white-space characters)"
+
+
 def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Trim and ASCII-lowercase each tag, drop empties, sort and dedup.
 
     Raises :class:`FieldError` ``tags must contain at most 32 entries`` (more
-    than 32 given) or ``tags.<i> must be at most 64 bytes`` (the trimmed tag at
-    index ``i`` of ``tags`` as given is over 64 UTF-8 bytes; ``field`` is ``tags.<i>``).
+    than 32 given), ``tags.<i> must be at most 64 bytes`` (the trimmed tag at
+    index ``i`` of ``tags`` as given is over 64 UTF-8 bytes; ``field`` is ``tags.<i>``)
+    or ``tags.<i> must show a visible character (...)`` (a tag of only invisible,
+    control and white-space characters, :func:`shows_nothing`: a zero-width space,
+    a bidirectional override, a Hangul filler; a reader would see an empty tag).
     """
     raw = list(tags)
     if not raw:
@@ -156,6 +164,8 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
             raise FieldError(rule, "tags")
         if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
             raise FieldError(f"tags.{index} must be at most {MAX_MEMORY_TAG_BYTES} bytes", f"tags.{index}")
+        if norm and shows_nothing(norm):
+            raise FieldError(f"tags.{index} {SHOWS_NOTHING_RULE}", f"tags.{index}")
         if norm:
             out.add(norm)
     return tuple(sorted(out))
@@ -176,8 +186,7 @@ def check_text_field(name: str, value: str) -> None:
     if name != "description" and not value.strip():
         raise FieldError(f"{name} must not be empty", name)
     if name != "description" and shows_nothing(value):
-        raise FieldError(f"{name} must show a visible character (it holds only invisible, control and white-space "
-                         "characters)", name)
+        raise FieldError(f"{name} {SHOWS_NOTHING_RULE}", name)
     cap = _TEXT_CAPS[name]
     if _nbytes(value) > cap:
         raise FieldError(f"{name} must be at most {cap} bytes", name)

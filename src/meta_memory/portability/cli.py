@@ -126,6 +126,12 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
         sys.exit(1)
 
 
+def _output_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Click callback of ``export -o``: ``None`` (stdout) for ``-``, as ``import -`` reads stdin, never a
+    file named ``-``."""
+    return None if value is not None and str(value) == "-" else value
+
+
 _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
                          help="Export key file: export signs with it (created owner-only when missing); import "
                               "also trusts files it signed. Default: this installation's key.")
@@ -138,7 +144,8 @@ _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type
 @click.option("--identity", default=None, help="Only this identity's records (implies --no-ledger).")
 @click.option("--ledger/--no-ledger", default=None, help="Include the assertion ledger (default: unless filtered).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write here, a new file (default: stdout); an existing one is refused unless --force.")
+              callback=_output_path,
+              help="Write here, a new file (default, or '-': stdout); an existing one is refused unless --force.")
 @click.option("--force", is_flag=True, help="Replace an existing --output file.")
 @_key_file
 @click.option("--quiet", is_flag=True, help="No progress bar.")

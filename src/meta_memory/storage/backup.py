@@ -125,7 +125,7 @@ def _utf8_bytes(text: str) -> int:
 
 def check_dest_text(dest: str) -> None:
     """The rules on ``dest`` as written, checked before anything on disk is read or written: no NUL, no
-    ``..`` component (a backup names its directory plainly), at most :data:`~meta_memory.limits.MAX_PATH_BYTES`
+    ``..`` component (a backup names its directory plainly), a name (not ``""``, ``.`` or ``/``), at most :data:`~meta_memory.limits.MAX_PATH_BYTES`
     (4095) bytes in all, each component at most :data:`~meta_memory.limits.MAX_FILE_NAME_BYTES` (255) and
     the new directory's own name at most :data:`MAX_DEST_NAME_BYTES` (237: its hidden working name
     ``.<name>.partial-<8 hex>`` must fit 255), no control character (C0, DEL, C1) and no invisible or
@@ -142,6 +142,8 @@ def check_dest_text(dest: str) -> None:
     if any(_utf8_bytes(part) > MAX_FILE_NAME_BYTES for part in parts):
         raise BackupError(f"must not hold a path component longer than {MAX_FILE_NAME_BYTES} bytes (UTF-8)")
     name = next((part for part in reversed(parts) if part not in ("", ".")), "")
+    if not name:  # '', '.', '/': the directory the path resolves to exists, so no new one is named
+        raise BackupError(f"must name the new directory to write (got {dest!r}, which names none)")
     if _utf8_bytes(name) > MAX_DEST_NAME_BYTES:
         raise BackupError(f"must name a directory of at most {MAX_DEST_NAME_BYTES} bytes (UTF-8; the copy is "
                           f"written under a longer hidden name first)")
