@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from caps_support import (
@@ -239,16 +239,18 @@ _WIDE = st.sampled_from(["a", "Z", " ", "é", "ß", "€", "中", "😀", "👩�
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(title=st.lists(_WIDE, min_size=1, max_size=120).map("".join))
+@example(title="\u200b")
 def test_title_is_accepted_exactly_when_its_compacted_utf8_bytes_fit(embedded: Any, title: str) -> None:
     compacted = " ".join(title.split())
+    shows = any(not ch.isspace() and ch != "\u200b" for ch in title)  # a zero-width space alone shows nothing
     ident = f"agent:prop-{uniq()}"
     try:
         rec = embedded.remember_agent_memory(ident, title=title, body=f"body {uniq()}")
     except InvalidParams as exc:
         assert exc.field == "title"
-        assert not compacted or len(compacted.encode()) > TITLE
+        assert not shows or len(compacted.encode()) > TITLE
         return
-    assert compacted and len(compacted.encode()) <= TITLE
+    assert shows and len(compacted.encode()) <= TITLE
     assert rec.title == compacted
 
 
@@ -266,19 +268,25 @@ def test_body_is_accepted_exactly_when_its_utf8_bytes_fit(embedded: Any, unit: s
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tags=st.lists(st.lists(_WIDE, min_size=1, max_size=40).map("".join), max_size=36))
+@example(tags=["\u200b"])
 def test_tags_are_accepted_exactly_when_count_and_bytes_fit(embedded: Any, tags: list[str]) -> None:
     ident = f"agent:prop-{uniq()}"
+
+    def shows(tag: str) -> bool:  # a zero-width space alone shows nothing
+        return any(not ch.isspace() and ch != "\u200b" for ch in tag)
+
     try:
         rec = embedded.remember_agent_memory(ident, title="Tagged", body=f"body {uniq()}", tags=tags)
     except InvalidParams as exc:
-        # the count rule names the list, a tag over the byte cap its own index (tags.<i>)
+        # the count rule names the list; a tag over the byte cap, or showing nothing, its own index (tags.<i>)
         assert exc.field is not None and exc.field.split(".")[0] == "tags"
         if exc.field != "tags":
-            assert len(tags[int(exc.field.split(".")[1])].strip().encode()) > TAG_BYTES
+            named = tags[int(exc.field.split(".")[1])]
+            assert len(named.strip().encode()) > TAG_BYTES or not shows(named)
         assert (len(tags) > TAG_COUNT or any(len(t.strip().encode()) > TAG_BYTES for t in tags)
-                or any(not t.strip() for t in tags))
+                or any(not shows(t) for t in tags))
         return
-    assert len(tags) <= TAG_COUNT and all(len(t.strip().encode()) <= TAG_BYTES for t in tags)
+    assert len(tags) <= TAG_COUNT and all(len(t.strip().encode()) <= TAG_BYTES and shows(t) for t in tags)
     assert all(len(t.encode()) <= TAG_BYTES for t in rec.tags)
 
 
