@@ -34,3 +34,8 @@ def __getattr__(name: str) -> object:
 
         return getattr(importer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the ones loaded on first use included."""
+    return sorted({*globals(), *__all__})

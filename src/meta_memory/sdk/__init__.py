@@ -44,3 +44,8 @@ def __getattr__(name: str) -> object:
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    """The module's names, the ones loaded on first use included."""
+    return sorted({*globals(), *__all__})
