@@ -170,7 +170,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture
 def gateway_factory(tmp_path: Path) -> Iterator[Any]:
-    """Start gateways on demand; all are stopped at teardown."""
+    """Start gateways on demand; those still running after the test are discarded (killed: nothing reads
+    their state again; a test that needs a graceful stop calls ``stop``)."""
     started: list[GatewayProcess] = []
 
     def factory(state_dir: Path | None = None, *extra: str, **kw: Any) -> GatewayProcess:
@@ -180,7 +181,7 @@ def gateway_factory(tmp_path: Path) -> Iterator[Any]:
 
     yield factory
     for gw in started:
-        gw.stop()
+        gw.discard()
 
 
 @pytest.fixture

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Literal
 import click
 from click.core import ParameterSource
 
-from .config import MetaConfig, load_config
 from .errors import ConfigError, StartupError
 from .shell import gateway_url_option, realm_option, token_option
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .config import MetaConfig
     from .runtime import Runtime
 
 DEFAULT_STATE_DIR = ".meta/state"
@@ -39,6 +39,8 @@ _config_option = click.option(
 
 
 def _load(config_path: Path | None) -> MetaConfig:
+    from .config import MetaConfig, load_config  # on use: a command that reads no configuration starts without it
+
     config = load_config(config_path) if config_path is not None else MetaConfig()
     if config.memory is None:
         from .ledger.config import LedgerConfig
@@ -286,6 +288,7 @@ def doctor(state_dir: Path, config_path: Path | None, quick: bool, backup_dirs: 
     Prints the report as JSON: non-ASCII letters of paths kept as text, control and invisible characters
     escaped. Safe while a gateway runs (nothing is written). Exits 1 when the report is not "ok" (a finding
     blocks start-up or is an error, or the directory is missing)."""
+    from .config import load_config
     from .storage.layout import StorageLayout
     from .terminal import json_text
 

@@ -4,16 +4,23 @@ The server is ``META_MEMORY_TEST_DSN`` (default: the local trust-auth server,
 database ``test``). When it cannot be reached, PostgreSQL cases FAIL if the
 ``CI`` environment variable is set and are skipped (with the reason) otherwise.
 Without the ``postgres`` extra (psycopg) they are skipped with its install hint.
+
+The tests' connections do not wait for the server to flush each commit to disk (``synchronous_commit=off``
+for their sessions, the server's setting unchanged): a commit is still atomic and seen at once by every
+other connection, and a gateway or client killed mid-test loses nothing acknowledged; only a crash of the
+server itself, which no test causes, could lose the last commits.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import pytest
 
@@ -22,7 +29,31 @@ from extras import require_extra
 if TYPE_CHECKING:
     from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 
-DSN = os.environ.get("META_MEMORY_TEST_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+#: The session settings every test connection carries in its DSN's ``options``.
+SESSION_OPTIONS = "-c synchronous_commit=off"
+
+
+def with_options(dsn: str, options: str) -> str:
+    """``dsn`` with ``options`` (``-c name=value`` settings) added after those it already has, in the form it
+    was written in (a ``postgresql://`` URL stays one: tests put a password into it to see it hidden)."""
+    if dsn.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(dsn)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        present = " ".join(value for key, value in query if key == "options")
+        query = [(key, value) for key, value in query if key != "options"]
+        query.append(("options", f"{present} {options}" if present else options))
+        return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
+    if re.search(r"\boptions\s*=", dsn) is None:
+        return f"{dsn} options='{options}'"
+    present_kv = re.search(r"\boptions\s*=\s*'((?:[^'\\]|\\.)*)'", dsn)
+    if present_kv is None:  # an unquoted value: kept as written
+        return dsn
+    return f"{dsn[:present_kv.start(1)]}{present_kv.group(1)} {options}{dsn[present_kv.end(1):]}"
+
+
+#: The test server's DSN, as the tests' stores, gateways and direct connections use it.
+DSN = with_options(os.environ.get("META_MEMORY_TEST_DSN", "postgresql://postgres@127.0.0.1:5432/test"),
+                   SESSION_OPTIONS)
 
 
 @lru_cache(maxsize=1)
@@ -82,6 +113,5 @@ def throwaway_store() -> Iterator[PostgresAgentMemoryStore]:
 
 
 def dsn_with_schema(schema: str) -> str:
-    """``DSN`` plus ``options=-c search_path=<schema>``: how a gateway config names the schema."""
-    sep = "&" if "?" in DSN else "?"
-    return f"{DSN}{sep}options=-c%20search_path%3D{schema}"
+    """``DSN`` plus ``-c search_path=<schema>`` in its ``options``: how a gateway config names the schema."""
+    return with_options(DSN, f"-c search_path={schema}")

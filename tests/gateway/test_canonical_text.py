@@ -10,24 +10,45 @@ through the SDK and a real gateway on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from collections.abc import Iterator
 
 import pytest
 
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory import Meta
 from meta_memory.sdk.agent import Agent
-from support import GatewayProcess
+from meta_memory.sdk.handle import MetaHandle
+from support import module_gateway
 
 NFC_TITLE, NFC_BODY = "Café", "Lunch at the Café Noël with Zoë"
 NFD_TITLE, NFD_BODY = (unicodedata.normalize("NFD", t) for t in (NFC_TITLE, NFC_BODY))
 
 
+_AGENTS = itertools.count(1)
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def meta(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetaHandle]:
+    """The SDK connected to one gateway of each backend, shared by the module's tests (each as its own agent)."""
+    if request.param == "sqlite":
+        for gw in module_gateway(tmp_path_factory, "canon-sqlite"):
+            with Meta.connect(gw.url) as handle:
+                yield handle
+        return
+    require_postgres()
+    with throwaway_schema() as schema:
+        for gw in module_gateway(tmp_path_factory, "canon-postgres",
+                                 f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n'):
+            with Meta.connect(gw.url) as handle:
+                yield handle
+
+
 @pytest.fixture
-def agent(backend_gateway: GatewayProcess) -> Iterator[Agent]:
-    """The SDK's agent handle on a gateway of each backend (``backend_gateway`` in ``tests/conftest.py``)."""
-    with Meta.connect(backend_gateway.url) as meta:
-        yield meta.agent("agent:canon")
+def agent(meta: MetaHandle) -> Agent:
+    """The SDK's agent handle of an identity no other test of the module writes as (``agent:canon<n>``)."""
+    return meta.agent(f"agent:canon{next(_AGENTS)}")
 
 
 @pytest.mark.parametrize("first", ["nfc", "nfd"])

@@ -5,6 +5,8 @@ real gateway socket."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from meta_memory.agent_memory.fields import (
     MAX_TITLE_BYTES,
     METADATA_KEY_RULE,
 )
-from support import GatewayProcess
+from support import GatewayProcess, module_gateway
 
 ME = "writer:main"
 SHOWS_NOTHING = "must show a visible character (it holds only invisible, control and white-space characters)"
@@ -56,22 +58,37 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
 ]
 
 
-def _records(gw: GatewayProcess) -> list[dict[str, Any]]:
-    return list(gw.result("meta/agent_memory/list", {"identity": ME})["records"])
+def _records(gw: GatewayProcess, identity: str = ME) -> list[dict[str, Any]]:
+    return list(gw.result("meta/agent_memory/list", {"identity": identity})["records"])
+
+
+_CASES = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the module's cases of one rule each: every case writes as an identity of its own (``me``)."""
+    yield from module_gateway(tmp_path_factory, "field-rules")
+
+
+@pytest.fixture
+def me() -> str:
+    """An identity no other case of the module writes as (``writer:case<n>``)."""
+    return f"writer:case{next(_CASES)}"
 
 
 @pytest.mark.parametrize(("fields", "field", "rule"), BROKEN, ids=[f"{f}-{r[:24]}" for _, f, r in BROKEN])
-def test_remember_and_update_refusals_name_the_field(gateway: GatewayProcess, fields: dict[str, Any], field: str,
-                                                      rule: str) -> None:
-    err = gateway.error("meta/agent_memory/remember", {"identity": ME, "title": "T", "body": "B", **fields})
+def test_remember_and_update_refusals_name_the_field(shared: GatewayProcess, me: str, fields: dict[str, Any],
+                                                      field: str, rule: str) -> None:
+    err = shared.error("meta/agent_memory/remember", {"identity": me, "title": "T", "body": "B", **fields})
     assert err == {"code": -32602, "message": f"Invalid params: {rule}",
                    "data": {"kind": "invalid_params", "field": field}}
-    assert _records(gateway) == []
-    stored = gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Kept", "body": "kept body"})
-    err = gateway.error("meta/agent_memory/update", {"identity": ME, "memory_id": stored["memory_id"], **fields})
+    assert _records(shared, me) == []
+    stored = shared.result("meta/agent_memory/remember", {"identity": me, "title": "Kept", "body": "kept body"})
+    err = shared.error("meta/agent_memory/update", {"identity": me, "memory_id": stored["memory_id"], **fields})
     assert err == {"code": -32602, "message": f"Invalid params: {rule}",
                    "data": {"kind": "invalid_params", "field": field}}
-    assert [r["memory_id"] for r in _records(gateway)] == [stored["memory_id"]]
+    assert [r["memory_id"] for r in _records(shared, me)] == [stored["memory_id"]]
 
 
 def test_update_field_refusal_comes_before_the_prior_is_read(gateway: GatewayProcess) -> None:
@@ -93,20 +110,20 @@ def test_fields_are_normalised_on_remember_and_update(gateway: GatewayProcess) -
 
 
 @pytest.mark.parametrize(("fields", "field", "rule"), BROKEN, ids=[f"{f}-{r[:24]}" for _, f, r in BROKEN])
-def test_a_batch_item_gets_the_error_that_record_alone_would_get(gateway: GatewayProcess, fields: dict[str, Any],
-                                                                 field: str, rule: str) -> None:
+def test_a_batch_item_gets_the_error_that_record_alone_would_get(shared: GatewayProcess, me: str,
+                                                                 fields: dict[str, Any], field: str, rule: str) -> None:
     """The item's error is a single ``remember``'s (``-32602``, ``invalid_params``), naming the field by its
     path in the call (``records.<i>.<field>``, as the call's shape refusals do) and the item (``op_index``);
     the item writes nothing, the others commit."""
     records = [{"title": "One", "body": "first"}, {"title": "T", "body": "B", **fields}]
-    out = gateway.result("meta/agent_memory/remember_batch", {"identity": ME, "records": records})
+    out = shared.result("meta/agent_memory/remember_batch", {"identity": me, "records": records})
     assert (out["created"], out["refused"]) == (1, 1)
-    alone = gateway.error("meta/agent_memory/remember", {"identity": ME, "title": "T", "body": "B", **fields})
+    alone = shared.error("meta/agent_memory/remember", {"identity": me, "title": "T", "body": "B", **fields})
     path = f"records.1.{field}"
     assert out["results"][1] == {"op_index": 1, "error": {
         "code": alone["code"], "message": "Invalid params: " + path + rule[len(field):],
         "data": {"kind": alone["data"]["kind"], "field": path, "op_index": 1}}}
-    assert [r["title"] for r in _records(gateway)] == ["One"]
+    assert [r["title"] for r in _records(shared, me)] == ["One"]
 
 
 def test_a_tag_over_the_cap_is_named_by_its_index_in_a_batch_and_a_list(gateway: GatewayProcess) -> None:

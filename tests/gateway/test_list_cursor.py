@@ -8,12 +8,14 @@ refused ``-32602`` naming ``cursor``, without echoing it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory.agent_memory.list_cursor import encode_cursor
-from support import GatewayProcess
+from support import GatewayProcess, module_gateway
 
 ME, OTHER = "agent:lister", "agent:busy"
 
@@ -23,6 +25,19 @@ ME, OTHER = "agent:lister", "agent:busy"
 def gw(backend_gateway: GatewayProcess) -> GatewayProcess:
     """A gateway on each backend (``backend_gateway`` in ``tests/conftest.py``)."""
     return backend_gateway
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def shared_gw(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """A gateway on each backend for the module's tests that check a refusal only: what they write is ``ME``'s and
+    none of them counts it."""
+    if request.param == "sqlite":
+        yield from module_gateway(tmp_path_factory, "cursor-sqlite")
+        return
+    require_postgres()
+    with throwaway_schema() as schema:
+        yield from module_gateway(tmp_path_factory, "cursor-postgres",
+                                  f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n')
+
 
 def _remember(gw: GatewayProcess, identity: str, text: str) -> str:
     return str(gw.result("meta/agent_memory/remember", {"identity": identity, "title": "Note", "body": text})
@@ -66,9 +81,9 @@ def test_paging_by_the_cursor_visits_each_record_once(gw: GatewayProcess) -> Non
 
 @pytest.mark.parametrize("cursor", ["1700000000000:42", "", "not a cursor", "AQAAAAAAAAAAbQ=", "AgAAAAAAAAAAbQ",
                                     "AQAAAAAAAAAA", "AQAAAAAAAAAAAA", "x" * 2000, "\u00e9t\u00e9"])
-def test_a_cursor_the_method_did_not_return_is_refused_naming_cursor(gw: GatewayProcess, cursor: str) -> None:
-    _remember(gw, ME, "present")
-    err = gw.error("meta/agent_memory/list", {"identity": ME, "cursor": cursor})
+def test_a_cursor_the_method_did_not_return_is_refused_naming_cursor(shared_gw: GatewayProcess, cursor: str) -> None:
+    _remember(shared_gw, ME, "present")
+    err = shared_gw.error("meta/agent_memory/list", {"identity": ME, "cursor": cursor})
     assert err["code"] == -32602, err
     assert err["data"]["field"] == "cursor" and "next_cursor this method returned" in err["message"]
     if len(cursor) > 3:

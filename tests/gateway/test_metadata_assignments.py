@@ -4,6 +4,7 @@ socket, naming the field and the class, with nothing written; ordinary metadata 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,11 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meta_memory.agent_memory.secrets import MAX_PAIRED_VALUES, json_strings, scan_values
+from support import GatewayProcess, module_gateway
 
 pytestmark = pytest.mark.gateway
 
 IDENTITY = "lead:main"
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the tests whose every write is refused: each checks that nothing landed, from it or
+    from any test before it (a write that got through fails the test that made it, and those after)."""
+    yield from module_gateway(tmp_path_factory, "refusing")
+
 
 SPLIT = [
     ({"password": "hunter2x"}, "password-assignment"),
@@ -27,22 +36,24 @@ SPLIT = [
 
 
 @pytest.mark.parametrize("metadata,secret_class", SPLIT)
-def test_remember_refuses_a_split_assignment_in_metadata(gateway: Any, metadata: Any, secret_class: str) -> None:
-    err = gateway.error("meta/agent_memory/remember",
-                        {"identity": IDENTITY, "title": "DB config", "body": "staging", "metadata": metadata})
+def test_remember_refuses_a_split_assignment_in_metadata(refusing: GatewayProcess,
+                                                         metadata: Any, secret_class: str) -> None:
+    err = refusing.error("meta/agent_memory/remember",
+                         {"identity": IDENTITY, "title": "DB config", "body": "staging", "metadata": metadata})
     assert err["data"]["reason"] == "secret_detected" and err["data"]["secret_class"] == secret_class
     assert "hunter2x" not in err["message"] and "abcd1234" not in err["message"]
-    listed = gateway.result("meta/agent_memory/list", {"identity": IDENTITY})
+    listed = refusing.result("meta/agent_memory/list", {"identity": IDENTITY})
     assert listed["records"] == []  # nothing written
 
 
 @pytest.mark.parametrize("metadata,secret_class", SPLIT)
-def test_the_ledger_refuses_a_split_assignment_in_metadata(gateway: Any, metadata: Any, secret_class: str) -> None:
-    err = gateway.error("meta/memory/index",
-                        {"entity": "identity:ops", "topic": "db", "fact": "staging", "metadata": metadata})
+def test_the_ledger_refuses_a_split_assignment_in_metadata(refusing: GatewayProcess,
+                                                           metadata: Any, secret_class: str) -> None:
+    err = refusing.error("meta/memory/index",
+                         {"entity": "identity:ops", "topic": "db", "fact": "staging", "metadata": metadata})
     assert err["code"] == -32602 and err["data"]["field"] == "metadata"
     assert secret_class in err["message"]
-    assert gateway.result("meta/memory/query", {})["assertions"] == []
+    assert refusing.result("meta/memory/query", {})["assertions"] == []
 
 
 def test_ordinary_metadata_is_kept(gateway: Any) -> None:
@@ -87,21 +98,23 @@ NESTED = [
 
 
 @pytest.mark.parametrize("metadata,secret_class", NESTED)
-def test_remember_refuses_a_credential_nested_under_its_key(gateway: Any, metadata: Any, secret_class: str) -> None:
-    err = gateway.error("meta/agent_memory/remember",
-                        {"identity": IDENTITY, "title": "DB config", "body": "staging", "metadata": metadata})
+def test_remember_refuses_a_credential_nested_under_its_key(refusing: GatewayProcess,
+                                                            metadata: Any, secret_class: str) -> None:
+    err = refusing.error("meta/agent_memory/remember",
+                         {"identity": IDENTITY, "title": "DB config", "body": "staging", "metadata": metadata})
     assert err["data"]["reason"] == "secret_detected" and err["data"]["secret_class"] == secret_class
     assert "hunter2x" not in err["message"] and "a1b2c3d4" not in err["message"]
-    assert gateway.result("meta/agent_memory/list", {"identity": IDENTITY})["records"] == []
+    assert refusing.result("meta/agent_memory/list", {"identity": IDENTITY})["records"] == []
 
 
 @pytest.mark.parametrize("metadata,secret_class", NESTED)
-def test_the_ledger_refuses_a_credential_nested_under_its_key(gateway: Any, metadata: Any, secret_class: str) -> None:
-    err = gateway.error("meta/memory/index",
-                        {"entity": "identity:ops", "topic": "db", "fact": "staging", "metadata": metadata})
+def test_the_ledger_refuses_a_credential_nested_under_its_key(refusing: GatewayProcess,
+                                                              metadata: Any, secret_class: str) -> None:
+    err = refusing.error("meta/memory/index",
+                         {"entity": "identity:ops", "topic": "db", "fact": "staging", "metadata": metadata})
     assert err["code"] == -32602 and err["data"]["field"] == "metadata"
     assert secret_class in err["message"] and "hunter2x" not in err["message"]
-    assert gateway.result("meta/memory/query", {})["assertions"] == []
+    assert refusing.result("meta/memory/query", {})["assertions"] == []
 
 
 def test_a_short_number_under_a_password_key_does_not_run_on_into_the_next_key() -> None:
@@ -153,7 +166,7 @@ def test_ordinary_metadata_at_any_nesting_is_accepted(key: str, shape: list[str]
     assert scan_values({"metadata": {key: _wrap(value, shape, "n/a"), "source": "chat", "turn": 3}}) is None
 
 
-def test_pairing_is_bounded_at_the_metadata_cap(gateway: Any) -> None:
+def test_pairing_is_bounded_at_the_metadata_cap(refusing: GatewayProcess) -> None:
     # about the most values 8 KiB of canonical JSON holds, under as many nested credential keys as fit
     values = list(range(100, 100 + 1600))
     metadata = {"password": {"secret": {"api_key": values}}}
@@ -163,6 +176,6 @@ def test_pairing_is_bounded_at_the_metadata_cap(gateway: Any) -> None:
     assert not any("hunter2x" in s and "password" in s for s in json_strings(deep))
     many = {"password": [str(i) for i in range(10_000)]}
     assert max(s.count("\n") for s in json_strings(many)) == MAX_PAIRED_VALUES
-    err = gateway.error("meta/agent_memory/remember",
-                        {"identity": IDENTITY, "title": "t", "body": "b", "metadata": metadata})
+    err = refusing.error("meta/agent_memory/remember",
+                         {"identity": IDENTITY, "title": "t", "body": "b", "metadata": metadata})
     assert err["data"]["reason"] == "secret_detected", err

@@ -7,13 +7,14 @@ names its field and nothing lands in ``hr`` (nor in ``default``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from support import GatewayProcess, access_toml, write_config
+from support import GatewayProcess, access_toml, module_gateway, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -26,23 +27,30 @@ def _listed(gw: Any, realm: str, identity: str = ID) -> list[Any]:
     return out
 
 
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the tests whose every write is refused: each checks that nothing landed, from it or
+    from any test before it (a write that got through fails the test that made it, and those after)."""
+    yield from module_gateway(tmp_path_factory, "refusing")
+
+
 @pytest.mark.parametrize("field", ["title", "body", "tags", "metadata"])
-def test_hidden_tags_are_refused_in_a_named_realm(gateway: Any, field: str) -> None:
+def test_hidden_tags_are_refused_in_a_named_realm(refusing: GatewayProcess, field: str) -> None:
     params: dict[str, Any] = {"identity": ID, "realm": REALM, "title": "Payroll", "body": "paid monthly"}
     params[field] = {"title": f"Payroll{HIDDEN}", "body": f"paid monthly{HIDDEN}", "tags": [f"pay{HIDDEN}"],
                      "metadata": {"note": f"x{HIDDEN}"}}[field]
-    err = gateway.error("meta/agent_memory/remember", params)
+    err = refusing.error("meta/agent_memory/remember", params)
     assert err["code"] == -32602 and err["data"]["field"] == field and "tag characters" in err["message"], err
     item = {k: v for k, v in params.items() if k not in ("identity", "realm")}
-    batch = gateway.result("meta/agent_memory/remember_batch", {"identity": ID, "realm": REALM, "records": [item]})
+    batch = refusing.result("meta/agent_memory/remember_batch", {"identity": ID, "realm": REALM, "records": [item]})
     assert batch["created"] == 0 and batch["refused"] == 1, batch
     err = batch["results"][0]["error"]
     assert err["code"] == -32602 and err["data"]["field"] == f"records.0.{field}", err
-    out = gateway.result("meta/agent_memory/tool", {"identity": ID, "realm": REALM, "session_key": "s1",
-                                                    "arguments": {"action": "remember", "title": "Payroll",
-                                                                  "body": f"paid monthly{HIDDEN}"}})
+    out = refusing.result("meta/agent_memory/tool", {"identity": ID, "realm": REALM, "session_key": "s1",
+                                                     "arguments": {"action": "remember", "title": "Payroll",
+                                                                   "body": f"paid monthly{HIDDEN}"}})
     assert out["is_error"] is True and "tag characters" in out["text"], out
-    assert _listed(gateway, REALM) == [] and _listed(gateway, "default") == []
+    assert _listed(refusing, REALM) == [] and _listed(refusing, "default") == []
 
 
 def test_hidden_tags_are_refused_on_update_in_a_named_realm(gateway: Any) -> None:
@@ -71,12 +79,12 @@ def test_hidden_tags_are_refused_on_update_in_a_named_realm(gateway: Any) -> Non
     (ID, " hr", "realm"),
     (ID, "hr\u3000", "realm"),
 ])
-def test_padded_names_are_refused_with_a_named_realm(gateway: Any, method: str, extra: dict[str, Any],
+def test_padded_names_are_refused_with_a_named_realm(refusing: GatewayProcess, method: str, extra: dict[str, Any],
                                                      identity: str, realm: str, field: str) -> None:
-    err = gateway.error(method, {"identity": identity, "realm": realm, **extra})
+    err = refusing.error(method, {"identity": identity, "realm": realm, **extra})
     assert err["code"] == -32602 and err["data"]["field"] == field, err
     assert "must not begin or end with whitespace" in err["message"], err
-    assert _listed(gateway, REALM) == [] and _listed(gateway, "default") == []
+    assert _listed(refusing, REALM) == [] and _listed(refusing, "default") == []
 
 
 BOB, ALICE = "bob-token-0123456789", "alice-token-0123456789"
