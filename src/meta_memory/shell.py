@@ -89,13 +89,14 @@ def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | 
         raise click.BadParameter(str(exc)) from None
 
 
-def realm_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def realm_option(what: str, *, state_dir: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The ``--realm`` option of a command whose calls name a realm (``None`` when not given): ``what`` it
-    sets, then the default every such call gets, the serving runtime's ``[agent_memory] realm``."""
+    sets, then the default every such call gets, the serving runtime's ``[agent_memory] realm`` (and, for a
+    command that also opens a state directory, ``state_dir``, that of ``--config``)."""
+    local = '; with --state-dir, that of --config; "default" when none is set' if state_dir else ""
     return click.option(
         "--realm", default=None,
-        help=f"{what} (default: the [agent_memory] realm the gateway is configured with; with --state-dir, "
-             'that of --config; "default" when none is set).')
+        help=f"{what} (default: the [agent_memory] realm the gateway is configured with{local}).")
 
 
 def no_state_dir(state_dir: Path) -> str:

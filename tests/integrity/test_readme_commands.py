@@ -39,3 +39,30 @@ def test_every_command_has_a_row_and_every_option_shown_exists() -> None:
     for name, usage in rows.items():
         shown = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])\b", usage))
         assert shown - _options(main.commands[name]) == set(), (name, usage)
+
+
+def _leaves(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    out: list[tuple[str, click.Command]] = []
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            out += _leaves(command, f"{prefix}{name} ")
+        else:
+            out.append((prefix + name, command))
+    return out
+
+
+def test_every_option_a_commands_help_names_is_one_it_takes() -> None:
+    """A command's help text points only at options it has: ``replay --help`` spoke of ``--state-dir``,
+    which replay does not take (a shared option's help written for the commands that open a state directory)."""
+    assert isinstance(main, click.Group)
+    leaves = _leaves(main)
+    for name, command in leaves:
+        with click.Context(command, info_name=f"meta-memory {name}") as ctx:
+            text = " ".join(command.get_help(ctx).split()).replace("- ", "-")  # words the help wrapped at a hyphen
+        for found in re.finditer(r"(?<![\w-])(--[a-z][a-z0-9-]*)\b", text):
+            option = found.group(1)
+            if option == "--help" or option in _options(command):
+                continue
+            # another command's option, named right after that command ("'discard --content-hash'")
+            before = text[max(0, found.start() - 12):found.start()]
+            assert any(other.split()[-1] in before and option in _options(cmd) for other, cmd in leaves), (name, option)
