@@ -14,7 +14,7 @@ import logging
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -329,7 +329,7 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
-@realm_option("Realm to write into")
+@realm_option("Realm to write into", state_dir=False)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Replay only the first N conversations.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | None, limit: int | None,
@@ -367,6 +367,14 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
         console.print(f"inject: {data['inject']}")
 
 
+def _refuse_option(option: str, exc: ValueError) -> NoReturn:
+    """Exit 2 with ``exc``'s rule said of ``option`` (``identity must be ...`` reads ``--identity must be ...``)."""
+    text, subject = str(exc), option.lstrip("-")
+    text = option + text[len(subject):] if text.startswith(subject + " ") else f"{option}: {text}"
+    click.echo(f"meta-memory: {text}", err=True)
+    sys.exit(2)
+
+
 @main.command("mcp")
 @_state_dir_option
 @click.option("--identity", required=True, help="The agent identity whose memory the tool reads and writes.")
@@ -394,10 +402,12 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
 
     try:
         identity = parse_identity(identity)
+    except ValueError as exc:
+        _refuse_option("--identity", exc)
+    try:
         realm = parse_realm(realm) if realm is not None else None
     except ValueError as exc:
-        click.echo(f"meta-memory: {exc}", err=True)
-        sys.exit(2)
+        _refuse_option("--realm", exc)
     try:
         # the one session-key rule: the host reports tool results under the key it knows, so a key is
         # taken as given, never trimmed

@@ -201,7 +201,9 @@ def test_recorder_tool_false_offers_no_tool_and_calls_are_tool_errors(tmp_path: 
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--identity", "   "], "identity must be a valid non-empty string"),
+    (["--identity", "   "], "meta-memory: --identity must be a valid non-empty string"),
+    (["--identity", ""], "meta-memory: --identity must be a valid non-empty string"),
+    (["--identity", "agent:x", "--realm", ""], "meta-memory: --realm must be a non-empty string"),
     (["--identity", "agent:x", "--session-key", " "], "--session-key must be a non-empty string"),
 ])
 def test_bad_command_line_is_refused(tmp_path: Path, args: list[str], needle: str) -> None:
