@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from meta_memory.clock import ManualClock
 from meta_memory.errors import MemoryBackendUnavailable, StartupError
-from meta_memory.ledger import AssertionLedger, IndexRequest, QueryRequest
+from meta_memory.ledger import AssertionLedger, IndexRequest, QueryRequest, ResolveRequest
 from meta_memory.ledger.health import HEALTHCHECK_TIMEOUT_S, HealthChecker, HealthCheckFailed, health_url
 
 from .conftest import HealthServer
@@ -133,3 +135,47 @@ def test_in_memory_ledger_never_checks(health_server: HealthServer) -> None:
     ledger.load()
     ledger.index(req())
     assert health_server.paths == []
+
+
+class _RunAfterRelease:
+    """The ledger's lock, running ``then`` once just after the next release: what another caller does in
+    the moment a write has let go of the lock (to check health outside it)."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
+        self.then: Callable[[], None] | None = None
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+        then, self.then = self.then, None
+        if then is not None:
+            then()
+
+
+def test_a_signal_indexed_while_a_resolve_looks_is_removed_only_after_a_health_check(
+    health_server: HealthServer, tmp_path: Path
+) -> None:
+    """A resolve that found no signal skipped the health check, then looked again under the lock and
+    removed (and persisted the removal of) a signal indexed in between, with no check at all: a gate
+    lifted in the file while the endpoint answered 503."""
+    path = tmp_path / "memory-ledger-state.json"
+    ledger = AssertionLedger(path, health_server.url, ManualClock(), health_timeout_s=FAST)
+    ledger.load()
+    hooked = _RunAfterRelease(ledger._lock)
+    ledger._lock = hooked  # type: ignore[assignment]
+
+    def index_then_fail() -> None:
+        ledger.index(IndexRequest(entity="identity:ops", topic="deployment", conflict=True, conflict_reason="freeze"))
+        health_server.status = 503
+
+    hooked.then = index_then_fail
+    # the resolve came first (it found nothing): it removes nothing, and the signal stays in memory and file
+    assert ledger.resolve(ResolveRequest(entity="identity:ops", topic="deployment")).resolved == []
+    assert [s.reason for s in ledger.query().conflicts] == ["freeze"]
+    assert [c["reason"] for c in json.loads(path.read_text())["conflicts"]] == ["freeze"]
+    health_server.status = 200
+    assert [s.reason for s in ledger.resolve(ResolveRequest(entity="identity:ops", topic="deployment")).resolved] \
+        == ["freeze"]

@@ -371,35 +371,43 @@ class AssertionLedger:
                 are unchanged.
         """
         entity, topic, store = canonical_resolve(req)
-        with self._lock:
-            self._require_loaded()
-            pending = any(k[0] == entity and k[1] == topic and (store is None or k[2] == store)
-                          for k in self._conflict_keys)
-        if pending:  # a resolve that removes nothing writes nothing, and needs no health check
+        checked = False  # a resolve that removes nothing writes nothing, and needs no health check
+        while True:
+            with self._lock:
+                self._require_loaded()
+                keys = [k for k in self._conflict_keys
+                        if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
+                if not keys or checked or not self._needs_health_check():
+                    return self._remove_conflicts(entity, topic, store, keys)
+            # Outside the lock, then the signals are looked up again under it: whatever that look removes,
+            # its persist follows a check this call ran, as an index's does (a resolve that found nothing
+            # returned above, with no check and no write).
             self._check_health()
-        with self._lock:
-            keys = [k for k in self._conflict_keys
-                    if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
-            removed = [(key, self._conflicts[key]) for key in keys]
-            if removed:
-                previous_keys, previous_bytes = list(self._conflict_keys), self._conflict_bytes
-                for key, (_, fragment) in removed:
-                    del self._conflicts[key]
-                    self._conflict_bytes -= len(fragment)
-                self._conflict_keys = [k for k in self._conflict_keys if k in self._conflicts]
-                try:
-                    self._persist()
-                except BaseException as exc:
-                    for key, entry in removed:
-                        self._conflicts[key] = entry
-                    self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
-                    if isinstance(exc, OSError):
-                        raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
-                    raise
-            return MemoryResolveResult(
-                entity=entity, topic=topic, store=store, resolved=[signal for _, (signal, _) in removed],
-                conflict_active=self._first_conflict(entity, topic) is not None,
-            )
+            checked = True
+
+    def _remove_conflicts(self, entity: str, topic: str, store: str | None,
+                          keys: list[_ConflictKey]) -> MemoryResolveResult:
+        """:meth:`resolve`'s change, under the lock: remove the signals of ``keys`` and persist."""
+        removed = [(key, self._conflicts[key]) for key in keys]
+        if removed:
+            previous_keys, previous_bytes = list(self._conflict_keys), self._conflict_bytes
+            for key, (_, fragment) in removed:
+                del self._conflicts[key]
+                self._conflict_bytes -= len(fragment)
+            self._conflict_keys = [k for k in self._conflict_keys if k in self._conflicts]
+            try:
+                self._persist()
+            except BaseException as exc:
+                for key, entry in removed:
+                    self._conflicts[key] = entry
+                self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
+                if isinstance(exc, OSError):
+                    raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
+                raise
+        return MemoryResolveResult(
+            entity=entity, topic=topic, store=store, resolved=[signal for _, (signal, _) in removed],
+            conflict_active=self._first_conflict(entity, topic) is not None,
+        )
 
     def _section_append(self, fragment: bytes) -> None:
         if self._section is None:
@@ -432,16 +440,21 @@ class AssertionLedger:
         detail = exc.strerror or str(exc)
         return f"memory ledger persist failed: {detail}; {kept}; fix the cause, then retry"
 
+    def _needs_health_check(self) -> bool:
+        """Whether a persist needs a health check first: an endpoint is configured and there is a file."""
+        return self.state_path is not None and self._checker is not None
+
     def _check_health(self) -> None:
         """The health check a write runs before it takes the lock (none without an endpoint or a file).
 
         Raises:
             MemoryBackendUnavailable: the endpoint did not answer 2xx in time; nothing was changed.
         """
-        if self.state_path is None or self._checker is None:
+        checker = self._checker
+        if self.state_path is None or checker is None:
             return
         try:
-            self._checker.check()
+            checker.check()
         except HealthCheckFailed as exc:
             raise MemoryBackendUnavailable(exc.reason) from None
 
