@@ -138,14 +138,19 @@ def test_in_memory_ledger_never_checks(health_server: HealthServer) -> None:
 
 
 class _RunAfterRelease:
-    """The ledger's lock, running ``then`` once just after the next release: what another caller does in
-    the moment a write has let go of the lock (to check health outside it)."""
+    """The ledger's lock, running ``first`` once just before the next acquire and ``then`` once just after
+    the next release: what another caller does in the moment a write is outside the lock (checking
+    health)."""
 
     def __init__(self, lock: Any) -> None:
         self._lock = lock
+        self.first: Callable[[], None] | None = None
         self.then: Callable[[], None] | None = None
 
     def __enter__(self) -> None:
+        first, self.first = self.first, None
+        if first is not None:
+            first()
         self._lock.acquire()
 
     def __exit__(self, *exc: object) -> None:
@@ -179,3 +184,36 @@ def test_a_signal_indexed_while_a_resolve_looks_is_removed_only_after_a_health_c
     health_server.status = 200
     assert [s.reason for s in ledger.resolve(ResolveRequest(entity="identity:ops", topic="deployment")).resolved] \
         == ["freeze"]
+
+
+def test_a_write_whose_check_passed_is_refused_when_another_check_failed_before_it_took_the_lock(
+    health_server: HealthServer, tmp_path: Path
+) -> None:
+    """With the check outside the lock, a write that passed its check and then waited for the lock
+    persisted after another caller's check had found the endpoint failing (refused ``healthcheck status
+    failed``): the file changed after a failed check, which never happened while checks ran under it."""
+    path = tmp_path / "memory-ledger-state.json"
+    ledger = AssertionLedger(path, health_server.url, ManualClock(), health_timeout_s=FAST)
+    ledger.load()
+    ledger.index(req("kept"))
+    hooked = _RunAfterRelease(ledger._lock)
+    ledger._lock = hooked  # type: ignore[assignment]
+    refused: list[str] = []
+
+    def another_write_fails_its_check() -> None:
+        health_server.status = 503
+        try:
+            ledger.index(req("another"))
+        except MemoryBackendUnavailable as exc:
+            refused.append(exc.message)
+
+    hooked.first = another_write_fails_its_check  # after this write's check passed, before it takes the lock
+    before = path.read_bytes()
+    with pytest.raises(MemoryBackendUnavailable, match="healthcheck status failed .*HTTP 503"):
+        ledger.index(req("after a failed check"))
+    assert len(refused) == 1 and "HTTP 503" in refused[0]
+    assert [a.fact for a in ledger.query().assertions] == ["kept"]
+    assert path.read_bytes() == before
+    health_server.status = 200
+    assert ledger.index(req("once healthy again")).assertion_id is not None  # a new check of its own passes
+    assert [a.fact for a in ledger.query().assertions] == ["kept", "once healthy again"]
