@@ -179,6 +179,8 @@ def test_a_refusal_names_the_argument_or_option_typed(gateway: Any) -> None:
     # one value of a repeated option is named by its place among them (the RPC's tags.1 is the second --tag)
     long_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", "x" * 65, *url)
     assert long_tag.returncode == 1 and "--tag #2 must be at most 64 bytes [field=tags.1]" in long_tag.stderr
+    hidden_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", "x\ue000", *url)  # every rule of one tag
+    assert hidden_tag.returncode == 1 and "--tag #2 must not contain private-use" in hidden_tag.stderr, hidden_tag.stderr
     listed = mm("list", "--tag", "x" * 65, *url)
     assert listed.returncode == 1 and "--tag #1 must be at most 64 bytes" in listed.stderr, listed.stderr
     empty_title = mm("remember", "", "b", *url)

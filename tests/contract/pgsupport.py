@@ -46,8 +46,11 @@ def with_options(dsn: str, options: str) -> str:
     if re.search(r"\boptions\s*=", dsn) is None:
         return f"{dsn} options='{options}'"
     present_kv = re.search(r"\boptions\s*=\s*'((?:[^'\\]|\\.)*)'", dsn)
-    if present_kv is None:  # an unquoted value: kept as written
-        return dsn
+    if present_kv is None:  # an unquoted value (one word): quoted, with ``options`` after it
+        bare = re.search(r"\boptions\s*=\s*([^\s']+)", dsn)
+        if bare is None:
+            raise ValueError("the test DSN's options value is neither quoted nor one word")
+        return f"{dsn[:bare.start(1)]}'{bare.group(1)} {options}'{dsn[bare.end(1):]}"
     return f"{dsn[:present_kv.start(1)]}{present_kv.group(1)} {options}{dsn[present_kv.end(1):]}"
 
 

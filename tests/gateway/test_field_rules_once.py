@@ -18,6 +18,9 @@ from meta_memory.agent_memory.fields import (
     MAX_METADATA_DEPTH,
     MAX_TITLE_BYTES,
     METADATA_KEY_RULE,
+    hidden_selectors_rule,
+    hidden_tags_rule,
+    private_use_rule,
 )
 from support import GatewayProcess, module_gateway
 
@@ -47,6 +50,9 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
     ({"tags": ["ok", "x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags.1", f"tags.1 must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
     ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
     ({"tags": ["ok", "\u200b"]}, "tags.1", f"tags.1 {SHOWS_NOTHING}"),
+    ({"tags": ["ok", "policy\U000e0041"]}, "tags.1", hidden_tags_rule("tags.1")),
+    ({"tags": ["ok", "x\ufe00\ufe01"]}, "tags.1", hidden_selectors_rule("tags.1")),
+    ({"tags": ["ok", "\ue000x"]}, "tags.1", private_use_rule("tags.1")),
     ({"tags": ["\u202e\u3164", "ok"]}, "tags.0", f"tags.0 {SHOWS_NOTHING}"),
     ({"metadata": {"$k": 1}}, "metadata.$k", f'metadata.$k: {METADATA_KEY_RULE} (got the key "$k" in metadata)'),
     ({"metadata": {"ok": [{"a.b": 1}]}}, "metadata.ok.0.a.b",

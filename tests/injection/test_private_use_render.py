@@ -70,7 +70,7 @@ def test_a_write_refuses_any_private_character_naming_the_field(texts: tuple[str
     try:
         normalize_tags([short])
     except FieldError as err:
-        assert err.field == "tags" and "private-use" in err.rule, err.rule
+        assert err.field == "tags.0" and err.rule.startswith("tags.0 ") and "private-use" in err.rule, err.rule
     else:
         raise AssertionError("tags accepted a private-use character")
 

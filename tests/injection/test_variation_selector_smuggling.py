@@ -85,5 +85,5 @@ def test_metadata_tags_and_ledger_fields_refuse_a_run() -> None:
     with pytest.raises(FieldError):
         normalize_metadata({run: 1}, "metadata")
     with pytest.raises(FieldError) as exc:
-        normalize_tags([run])
-    assert exc.value.field == "tags"
+        normalize_tags(["ok", run])
+    assert exc.value.field == "tags.1"

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from meta_memory.clock import ManualClock
 from meta_memory.errors import MemoryBackendUnavailable, StartupError
-from meta_memory.ledger import AssertionLedger, IndexRequest, QueryRequest
+from meta_memory.ledger import AssertionLedger, IndexRequest, QueryRequest, ResolveRequest
 from meta_memory.ledger.health import HEALTHCHECK_TIMEOUT_S, HealthChecker, HealthCheckFailed, health_url
 
 from .conftest import HealthServer
@@ -133,3 +135,85 @@ def test_in_memory_ledger_never_checks(health_server: HealthServer) -> None:
     ledger.load()
     ledger.index(req())
     assert health_server.paths == []
+
+
+class _RunAfterRelease:
+    """The ledger's lock, running ``first`` once just before the next acquire and ``then`` once just after
+    the next release: what another caller does in the moment a write is outside the lock (checking
+    health)."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
+        self.first: Callable[[], None] | None = None
+        self.then: Callable[[], None] | None = None
+
+    def __enter__(self) -> None:
+        first, self.first = self.first, None
+        if first is not None:
+            first()
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+        then, self.then = self.then, None
+        if then is not None:
+            then()
+
+
+def test_a_signal_indexed_while_a_resolve_looks_is_removed_only_after_a_health_check(
+    health_server: HealthServer, tmp_path: Path
+) -> None:
+    """A resolve that found no signal skipped the health check, then looked again under the lock and
+    removed (and persisted the removal of) a signal indexed in between, with no check at all: a gate
+    lifted in the file while the endpoint answered 503."""
+    path = tmp_path / "memory-ledger-state.json"
+    ledger = AssertionLedger(path, health_server.url, ManualClock(), health_timeout_s=FAST)
+    ledger.load()
+    hooked = _RunAfterRelease(ledger._lock)
+    ledger._lock = hooked  # type: ignore[assignment]
+
+    def index_then_fail() -> None:
+        ledger.index(IndexRequest(entity="identity:ops", topic="deployment", conflict=True, conflict_reason="freeze"))
+        health_server.status = 503
+
+    hooked.then = index_then_fail
+    # the resolve came first (it found nothing): it removes nothing, and the signal stays in memory and file
+    assert ledger.resolve(ResolveRequest(entity="identity:ops", topic="deployment")).resolved == []
+    assert [s.reason for s in ledger.query().conflicts] == ["freeze"]
+    assert [c["reason"] for c in json.loads(path.read_text())["conflicts"]] == ["freeze"]
+    health_server.status = 200
+    assert [s.reason for s in ledger.resolve(ResolveRequest(entity="identity:ops", topic="deployment")).resolved] \
+        == ["freeze"]
+
+
+def test_a_write_whose_check_passed_is_refused_when_another_check_failed_before_it_took_the_lock(
+    health_server: HealthServer, tmp_path: Path
+) -> None:
+    """With the check outside the lock, a write that passed its check and then waited for the lock
+    persisted after another caller's check had found the endpoint failing (refused ``healthcheck status
+    failed``): the file changed after a failed check, which never happened while checks ran under it."""
+    path = tmp_path / "memory-ledger-state.json"
+    ledger = AssertionLedger(path, health_server.url, ManualClock(), health_timeout_s=FAST)
+    ledger.load()
+    ledger.index(req("kept"))
+    hooked = _RunAfterRelease(ledger._lock)
+    ledger._lock = hooked  # type: ignore[assignment]
+    refused: list[str] = []
+
+    def another_write_fails_its_check() -> None:
+        health_server.status = 503
+        try:
+            ledger.index(req("another"))
+        except MemoryBackendUnavailable as exc:
+            refused.append(exc.message)
+
+    hooked.first = another_write_fails_its_check  # after this write's check passed, before it takes the lock
+    before = path.read_bytes()
+    with pytest.raises(MemoryBackendUnavailable, match="healthcheck status failed .*HTTP 503"):
+        ledger.index(req("after a failed check"))
+    assert len(refused) == 1 and "HTTP 503" in refused[0]
+    assert [a.fact for a in ledger.query().assertions] == ["kept"]
+    assert path.read_bytes() == before
+    health_server.status = 200
+    assert ledger.index(req("once healthy again")).assertion_id is not None  # a new check of its own passes
+    assert [a.fact for a in ledger.query().assertions] == ["kept", "once healthy again"]

@@ -142,9 +142,11 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Trim and ASCII-lowercase each tag, drop empties, sort and dedup.
 
     Raises :class:`FieldError` ``tags must contain at most 32 entries`` (more
-    than 32 given), ``tags.<i> must be at most 64 bytes`` (the trimmed tag at
-    index ``i`` of ``tags`` as given is over 64 UTF-8 bytes; ``field`` is ``tags.<i>``)
-    or ``tags.<i> must show a visible character (...)`` (a tag of only invisible,
+    than 32 given), ``tags must be an array of strings``, or a rule of one tag naming it by its
+    index ``i`` in ``tags`` as given (``field`` is ``tags.<i>``): ``tags.<i> must not contain NUL
+    characters``, hidden text (:func:`hidden_text_rule`: Unicode tag characters, smuggled variation
+    selectors, private-use code points), ``tags.<i> must be at most 64 bytes`` (the trimmed tag is
+    over 64 UTF-8 bytes) or ``tags.<i> must show a visible character (...)`` (a tag of only invisible,
     control and white-space characters, :func:`shows_nothing`: a zero-width space,
     a bidirectional override, a Hangul filler; a reader would see an empty tag).
     """
@@ -158,10 +160,10 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
         if not isinstance(tag, str):
             raise FieldError("tags must be an array of strings", "tags")
         if "\x00" in tag:
-            raise FieldError("tags must not contain NUL characters", "tags")
+            raise FieldError(f"tags.{index} must not contain NUL characters", f"tags.{index}")
         norm = ascii_lower(tag.strip())
-        if (rule := hidden_text_rule("tags", norm)) is not None:
-            raise FieldError(rule, "tags")
+        if (rule := hidden_text_rule(f"tags.{index}", norm)) is not None:
+            raise FieldError(rule, f"tags.{index}")
         if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
             raise FieldError(f"tags.{index} must be at most {MAX_MEMORY_TAG_BYTES} bytes", f"tags.{index}")
         if norm and shows_nothing(norm):

@@ -7,7 +7,9 @@ rewrites the whole file atomically. Concurrent callers are serialised by one
 lock around mutate-and-persist, so no acknowledged write is lost. The health
 check a write needs runs before that lock is taken: an endpoint slow to answer
 (up to its timeout per phase) delays the write that asked, never a query or a
-gating check. When the health check or the persist fails, nothing changes (a
+gating check; a write whose check passed is still refused when another caller's
+check failed after its own began, so nothing persists after a failed check.
+When the health check or the persist fails, nothing changes (a
 failed persist rolls the in-memory change back) and
 :class:`~meta_memory.errors.MemoryBackendUnavailable` is raised.
 """
@@ -119,6 +121,10 @@ class AssertionLedger:
             HealthChecker(health_check_endpoint, health_timeout_s) if health_check_endpoint else None
         )
         self._lock = threading.Lock()
+        # Failed health checks so far and the latest one's reason, both changed under the lock: a write
+        # whose own check passed is refused if another caller's check failed after it began.
+        self._health_failures = 0
+        self._health_failure = ""
         self._loaded = False
         self._file_signature: tuple[int, int, int] | None = None  # the file as this ledger loaded or wrote it
         self._assertions: deque[MemoryAssertion] = deque()
@@ -253,13 +259,14 @@ class AssertionLedger:
         Raises:
             LedgerValidationError: the request breaks a rule (see :func:`canonical_index`),
                 or ``metadata`` cannot be encoded as JSON.
-            MemoryBackendUnavailable: the health check or the file write failed;
-                memory and file are unchanged.
+            MemoryBackendUnavailable: the health check (this write's, or another caller's begun
+                after it) or the file write failed; memory and file are unchanged.
         """
         c = canonical_index(req)
-        self._check_health()  # outside the lock: a slow endpoint holds up this write alone, never the reads
+        checked = self._check_health()  # outside the lock: a slow endpoint holds up this write alone, never the reads
         with self._lock:
             self._require_loaded()
+            self._refuse_after_failed_check(checked)
             now = self._clock.now_ms()
             new_assertion: tuple[MemoryAssertion, bytes] | None = None
             if c.fact is not None:
@@ -371,35 +378,44 @@ class AssertionLedger:
                 are unchanged.
         """
         entity, topic, store = canonical_resolve(req)
-        with self._lock:
-            self._require_loaded()
-            pending = any(k[0] == entity and k[1] == topic and (store is None or k[2] == store)
-                          for k in self._conflict_keys)
-        if pending:  # a resolve that removes nothing writes nothing, and needs no health check
-            self._check_health()
-        with self._lock:
-            keys = [k for k in self._conflict_keys
-                    if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
-            removed = [(key, self._conflicts[key]) for key in keys]
-            if removed:
-                previous_keys, previous_bytes = list(self._conflict_keys), self._conflict_bytes
-                for key, (_, fragment) in removed:
-                    del self._conflicts[key]
-                    self._conflict_bytes -= len(fragment)
-                self._conflict_keys = [k for k in self._conflict_keys if k in self._conflicts]
-                try:
-                    self._persist()
-                except BaseException as exc:
-                    for key, entry in removed:
-                        self._conflicts[key] = entry
-                    self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
-                    if isinstance(exc, OSError):
-                        raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
-                    raise
-            return MemoryResolveResult(
-                entity=entity, topic=topic, store=store, resolved=[signal for _, (signal, _) in removed],
-                conflict_active=self._first_conflict(entity, topic) is not None,
-            )
+        checked: int | None = None  # a resolve that removes nothing writes nothing, and needs no health check
+        while True:
+            with self._lock:
+                self._require_loaded()
+                keys = [k for k in self._conflict_keys
+                        if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
+                if not keys or checked is not None or not self._needs_health_check():
+                    if keys and checked is not None:
+                        self._refuse_after_failed_check(checked)
+                    return self._remove_conflicts(entity, topic, store, keys)
+            # Outside the lock, then the signals are looked up again under it: whatever that look removes,
+            # its persist follows a check this call ran, as an index's does (a resolve that found nothing
+            # returned above, with no check and no write).
+            checked = self._check_health()
+
+    def _remove_conflicts(self, entity: str, topic: str, store: str | None,
+                          keys: list[_ConflictKey]) -> MemoryResolveResult:
+        """:meth:`resolve`'s change, under the lock: remove the signals of ``keys`` and persist."""
+        removed = [(key, self._conflicts[key]) for key in keys]
+        if removed:
+            previous_keys, previous_bytes = list(self._conflict_keys), self._conflict_bytes
+            for key, (_, fragment) in removed:
+                del self._conflicts[key]
+                self._conflict_bytes -= len(fragment)
+            self._conflict_keys = [k for k in self._conflict_keys if k in self._conflicts]
+            try:
+                self._persist()
+            except BaseException as exc:
+                for key, entry in removed:
+                    self._conflicts[key] = entry
+                self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
+                if isinstance(exc, OSError):
+                    raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
+                raise
+        return MemoryResolveResult(
+            entity=entity, topic=topic, store=store, resolved=[signal for _, (signal, _) in removed],
+            conflict_active=self._first_conflict(entity, topic) is not None,
+        )
 
     def _section_append(self, fragment: bytes) -> None:
         if self._section is None:
@@ -432,18 +448,43 @@ class AssertionLedger:
         detail = exc.strerror or str(exc)
         return f"memory ledger persist failed: {detail}; {kept}; fix the cause, then retry"
 
-    def _check_health(self) -> None:
+    def _needs_health_check(self) -> bool:
+        """Whether a persist needs a health check first: an endpoint is configured and there is a file."""
+        return self.state_path is not None and self._checker is not None
+
+    def _check_health(self) -> int:
         """The health check a write runs before it takes the lock (none without an endpoint or a file).
+
+        Returns:
+            the number of failed checks counted before this one began, for
+            :meth:`_refuse_after_failed_check` under the lock.
 
         Raises:
             MemoryBackendUnavailable: the endpoint did not answer 2xx in time; nothing was changed.
         """
-        if self.state_path is None or self._checker is None:
-            return
+        seen = self._health_failures
+        checker = self._checker
+        if self.state_path is None or checker is None:
+            return seen
         try:
-            self._checker.check()
+            checker.check()
         except HealthCheckFailed as exc:
+            with self._lock:
+                self._health_failures += 1
+                self._health_failure = exc.reason
             raise MemoryBackendUnavailable(exc.reason) from None
+        return seen
+
+    def _refuse_after_failed_check(self, seen: int) -> None:
+        """Under the lock, before a write changes anything: refuse it when another caller's health check
+        failed after this write's own began (``seen``, from :meth:`_check_health`), so no write persists
+        after a check that failed, as none did while checks ran under the lock.
+
+        Raises:
+            MemoryBackendUnavailable: that check's reason; nothing was changed.
+        """
+        if self._health_failures != seen:
+            raise MemoryBackendUnavailable(self._health_failure)
 
     def _persist(self) -> None:
         if self.state_path is None:
