@@ -131,13 +131,7 @@ def test_a_file_with_no_scored_question_is_refused_before_anything_is_written(ga
     assert out.returncode == 1, out
     assert "no question of a scored category" in out.stderr and "nothing to replay" in out.stderr
     assert "0.000" not in out.stdout
-    db = realm_db(gateway.state_dir)
-    if db.exists():
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            assert conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0] == 0
-        finally:
-            conn.close()
+    assert _replayed_rows(gateway) == 0
 
 
 def test_a_category_without_questions_reads_n_a() -> None:
@@ -181,13 +175,7 @@ def test_a_limit_below_one_or_an_empty_realm_is_refused_before_anything_is_writt
                               *args], capture_output=True, text=True, timeout=300, env=os.environ.copy())
         assert out.returncode in (1, 2) and said in out.stderr, (args, out)
         assert "0.000" not in out.stdout and "1.000" not in out.stdout, (args, out.stdout)
-    db = realm_db(gateway.state_dir)
-    if db.exists():
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            assert conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0] == 0
-        finally:
-            conn.close()
+    assert _replayed_rows(gateway) == 0
 
 
 def test_the_replay_function_refuses_a_limit_below_one(tmp_path: Path) -> None:
@@ -196,3 +184,15 @@ def test_the_replay_function_refuses_a_limit_below_one(tmp_path: Path) -> None:
     for limit in (0, -1):
         with pytest.raises(ValueError, match="limit must be a whole number of conversations, at least 1"):
             replay(data, "http://127.0.0.1:1", limit=limit)
+
+
+def _replayed_rows(gateway: Any) -> int:
+    """Rows the replay wrote for the sample's conversation (``locomo:t1``), read from the realm's file."""
+    db = realm_db(gateway.state_dir)
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0])
+    finally:
+        conn.close()
