@@ -464,7 +464,7 @@ class AssertionLedger:
         """
         seen = self._health_failures
         checker = self._checker
-        if self.state_path is None or checker is None:
+        if checker is None or not self._needs_health_check():
             return seen
         try:
             checker.check()
