@@ -142,7 +142,10 @@ export class AiSdkMemory {
     this.mark(options.toolCallId);
   }
 
-  /** The `memory` tool for this identity and session. */
+  /**
+   * The `memory` tool for this identity and session, in the session's realm: the write gate reads the
+   * taint the reports above recorded there.
+   */
   memoryTool(): Tool {
     return tool({
       description: this.definition.description,
@@ -150,7 +153,12 @@ export class AiSdkMemory {
       execute: async (input: Record<string, unknown>, options: { toolCallId: string }) => {
         this.mark(options.toolCallId); // our own result: nothing to classify
         await this.note();
-        const out = await this.handle.agentMemoryTool({ identity: this.identity, sessionKey: this.sessionKey, arguments: input });
+        const out = await this.handle.agentMemoryTool({
+          identity: this.identity,
+          sessionKey: this.sessionKey,
+          arguments: input,
+          ...(this.realm ? { realm: this.realm } : {}),
+        });
         return out.text;
       },
     }) as Tool;

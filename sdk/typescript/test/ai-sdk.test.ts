@@ -54,12 +54,16 @@ async function memoryFor(identity: string, handle: MetaHandle = shared.handle): 
   return AiSdkMemory.create({ handle, identity, sessionKey: `s${sessions}` });
 }
 
-async function statusOf(identity: string, title: string): Promise<string> {
-  const page = (await shared.handle.memoryPanelRecords({ identity, scope: "identity", realm: "default" })) as {
+async function statusesOf(identity: string, title: string, realm = "default"): Promise<string[]> {
+  const page = (await shared.handle.memoryPanelRecords({ identity, scope: "identity", realm })) as {
     records: { title: string; status: { status: string } }[];
   };
-  const found = page.records.filter((r) => r.title === title).map((r) => r.status.status);
-  assert.equal(found.length, 1, JSON.stringify(page.records));
+  return page.records.filter((r) => r.title === title).map((r) => r.status.status);
+}
+
+async function statusOf(identity: string, title: string, realm = "default"): Promise<string> {
+  const found = await statusesOf(identity, title, realm);
+  assert.equal(found.length, 1, JSON.stringify(found));
   return found[0]!;
 }
 
@@ -112,6 +116,20 @@ describe("the Vercel AI SDK integration", () => {
       assert.ok(toolMessage.includes(toolName === "web_fetch" ? "99-1234" : "lunch with Sam"));
     });
   }
+
+  it("a memory bound to a realm writes in that realm, gated by the session's taint there", async () => {
+    const identity = "agent:realm-bound";
+    sessions += 1;
+    const memory = await AiSdkMemory.create({ handle: shared.handle, identity, sessionKey: `s${sessions}`, realm: "hr" });
+    const steps = [
+      step([call("c1", "web_fetch", { url: "https://harbour.example" })]),
+      step([call("c2", "memory", { action: "remember", title: "Refund account", body: "Refunds go to 99-1234." })]),
+      step([text("Done.")], "stop"),
+    ];
+    await run(memory, scripted(steps), "Summarise the page");
+    assert.equal(await statusOf(identity, "Refund account", "hr"), "quarantined");
+    assert.deepEqual(await statusesOf(identity, "Refund account", "default"), [], "nothing lands in another realm");
+  });
 
   it("every model call carries the turn's observation block as a system message", async () => {
     const identity = "agent:diet";
