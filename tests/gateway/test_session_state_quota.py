@@ -64,3 +64,31 @@ def test_a_flooding_identity_exhausts_its_own_quota_not_the_gateway(gateway_fact
                    token=BOB)
     assert err["code"] == -32040 and err["data"]["reason"] == "session_limit"
     assert "session_state_identity_limit" in err["message"]
+
+
+def test_an_identity_in_every_realm_cannot_fill_the_gateway(gateway_factory: Any, tmp_path: Path) -> None:
+    # bob speaks as bob:main in every realm: a quota per realm would let him add one quota a realm, and
+    # past the cap every other identity's LLM writes quarantine; his rows in all realms together are capped
+    grants: list[Any] = [(who, a, {"identity": f"{who}:main", "realm": "*"}) for who in ("bob", "alice") for a in EVERY]
+    config = write_config(tmp_path / "c.toml", "[agent_memory]\nsession_state_limit = 200\n\n"
+                          + access_toml({BOB: "bob", ALICE: "alice"}, grants))
+    gw = gateway_factory(tmp_path / "state", config=config)
+    flood = _batch(gw, BOB, [("meta/turn/tool_result", {"identity": "bob:main", "realm": f"r{i % 60}",
+                                                        "session_key": f"flood-{i}", "tool_name": "web_fetch"})
+                             for i in range(600)])
+    assert all(o["result"]["session_tainted"] is True for o in flood), [o for o in flood if "result" not in o][:2]
+
+    # alice, in the default realm and in a realm bob flooded, is untouched
+    for realm in ("default", "r1"):
+        session = {"identity": "alice:main", "realm": realm, "session_key": f"a-{realm}"}
+        assert gw.result("meta/session/note", session, token=ALICE)["tainted"] is False
+        text = gw.result("meta/agent_memory/tool", {**session, "arguments": {
+            "action": "remember", "title": f"alice note {realm}", "body": "alice clean body"}}, token=ALICE)["text"]
+        assert "QUARANTINED" not in text, text
+
+    # bob fails closed for himself, in a realm he flooded and in one he never named
+    for realm in ("r2", "fresh"):
+        text = gw.result("meta/agent_memory/tool", {"identity": "bob:main", "realm": realm, "session_key": "never-tainted",
+                                                    "arguments": {"action": "remember", "title": f"bob {realm}",
+                                                                  "body": "bob after the flood"}}, token=BOB)["text"]
+        assert "QUARANTINED" in text and "quota" in text, text

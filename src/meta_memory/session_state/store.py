@@ -20,15 +20,18 @@ Bounds. Nothing is ever evicted for room. Rows expire by **age**: a row not
 touched (note, tool result, reset, injection) for ``expiry_ms`` is deleted by a
 sweep that runs at most once a minute on the next write. The rows of one
 (realm, identity) are capped at ``identity_limit`` (its *quota*, by default a
-twentieth of ``limit``), so no identity can fill the store for the others. At
-its quota an identity fails closed for itself alone:
+twentieth of ``limit``), and its rows in every realm together at half of ``limit``
+(:func:`identity_total_limit`), so no identity can fill the store for the others, not even
+one that may speak in every realm. At its quota an identity fails closed for itself alone:
 
 * a new row that only adds permissive state is refused with
   ``AgentMemoryError(reason="session_limit")`` naming the quota;
 * taint that would need a new session row is written instead on the identity's
   one *overflow* row (session key ``""``, which no caller can name): while that
   row is tainted every session of the identity counts as tainted (its writes
-  quarantine) until the row expires, ``expiry_ms`` after its last taint.
+  quarantine) until the row expires, ``expiry_ms`` after its last taint; past its rows
+  in every realm together, a realm where it has no row yet gets none, and the taint lands on its
+  one overflow row of every realm (realm :data:`ALL_REALMS`), which taints all its sessions everywhere.
 
 The number of rows of all identities together is capped at ``limit``; at the
 cap the store is *at capacity* and fails closed:
@@ -88,6 +91,9 @@ DEFAULT_LIMIT = DEFAULT_SESSION_STATE_LIMIT
 UNREPORTED_SOURCE = "unreported tool results (the session's taint cannot be known)"
 #: The session key of an identity's overflow row (taint recorded past its quota); never a valid key.
 OVERFLOW_KEY = ""
+#: The realm of an identity's overflow row past its quota over every realm (:meth:`SessionStateStore._identity_full`);
+#: never a valid realm name, and its taint counts in every realm.
+ALL_REALMS = ""
 #: The migration ledger's domain recording the one rewrite of session keys holding a credential
 #: (:meth:`SessionStateStore.redact_credential_keys`).
 REDACTED_KEYS_DOMAIN = "session-state-keys"
@@ -98,6 +104,13 @@ QUOTA_SOURCE_SUFFIX = "; recorded past this identity's session-state quota (agen
 def default_identity_limit(limit: int) -> int:
     """The per-identity quota when none is configured: a twentieth of ``limit`` (at least 2, at most ``limit``)."""
     return min(limit, max(2, limit // 20))
+
+
+def identity_total_limit(limit: int, identity_limit: int) -> int:
+    """The rows one identity may hold in every realm together: half of ``limit`` (never below its quota in one
+    realm), so an identity that may speak in every realm cannot fill the cap for the others by adding a quota
+    in each, while one confined to a realm cannot use up this room for a namesake in another."""
+    return max(identity_limit, limit // 2)
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
 _RECOUNT_INTERVAL_S = 1.0
@@ -199,7 +212,9 @@ class SessionStateStore:
         self.expiry_ms = expiry_ms
         self.limit = limit
         self.identity_limit = min(limit, identity_limit if identity_limit is not None else default_identity_limit(limit))
-        #: (realm, identity) -> its row count (counted on its first new row after a sweep, then kept up)
+        self.identity_total_limit = identity_total_limit(limit, self.identity_limit)
+        #: (realm, identity) -> its row count (counted on its first new row after a sweep, then kept up); the
+        #: identity's rows in every realm are kept under (:data:`ALL_REALMS`, identity)
         self._ident_rows: dict[tuple[str, str], int] = {}
         self._nonce_fn = nonce_fn
         self._lock = threading.Lock()
@@ -246,27 +261,34 @@ class SessionStateStore:
     def _added(self, realm: str, ident: str) -> None:
         with self._lock:
             self._rows = (self._rows or 0) + 1
-            key = (realm, ident)
-            if key in self._ident_rows:
-                self._ident_rows[key] += 1
+            for key in {(realm, ident), (ALL_REALMS, ident)}:
+                if key in self._ident_rows:
+                    self._ident_rows[key] += 1
 
     def _full(self) -> bool:
         with self._lock:
             return self._rows is not None and self._rows >= self.limit
 
-    def _identity_full(self, sql: Sql, realm: str, ident: str) -> bool:
-        """Whether ``ident`` holds its quota of rows in ``realm`` (counted once after each sweep, then kept up)."""
+    def _identity_rows(self, sql: Sql, realm: str, ident: str) -> int:
+        """The rows of ``ident`` in ``realm`` (in every realm for :data:`ALL_REALMS`), counted once after each
+        sweep, then kept up."""
         key = (realm, ident)
         with self._lock:
             count = self._ident_rows.get(key)
         if count is None:
-            count = (int(sql.rows("SELECT COUNT(*) FROM {t}session_states WHERE realm = ? AND identity = ?",
-                                  (realm, ident))[0][0])
-                     + int(sql.rows("SELECT COUNT(*) FROM {t}session_identities WHERE realm = ? AND identity = ?",
-                                    (realm, ident))[0][0]))
+            where, args = ("identity = ?", (ident,)) if realm == ALL_REALMS else (
+                "realm = ? AND identity = ?", (realm, ident))
+            count = sum(int(sql.rows(f"SELECT COUNT(*) FROM {{t}}{table} WHERE {where}", args)[0][0])
+                        for table in ("session_states", "session_identities"))
             with self._lock:
                 self._ident_rows[key] = count
-        return count >= self.identity_limit
+        return count
+
+    def _identity_full(self, sql: Sql, realm: str, ident: str) -> bool:
+        """Whether ``ident`` holds its quota of rows in ``realm``, or its rows in every realm together their
+        bound (:func:`identity_total_limit`): a name granted in every realm adds no quota per realm."""
+        return (self._identity_rows(sql, realm, ident) >= self.identity_limit
+                or self._identity_rows(sql, ALL_REALMS, ident) >= self.identity_total_limit)
 
     def _refuse_new(self, what: str, sql: Sql | None = None, realm: str = "", ident: str = "") -> None:
         if self._full():
@@ -279,7 +301,8 @@ class SessionStateStore:
             raise AgentMemoryError(
                 "session_limit",
                 f"the session state of identity {realm}/{ident} is at its quota of {self.identity_limit} rows "
-                f"(agent_memory.session_state_identity_limit); {what} is refused until its idle sessions expire "
+                f"(agent_memory.session_state_identity_limit), or of {self.identity_total_limit} rows in every realm "
+                f"together; {what} is refused until its idle sessions expire "
                 f"(agent_memory.session_state_expiry_days); its taint is kept",
             )
 
@@ -328,7 +351,7 @@ class SessionStateStore:
         row = self._identity_row(sql, realm, ident, lock=True)
         if row is None:
             if permissive:
-                self._refuse_new("a new identity")
+                self._refuse_new("a new identity", sql, realm, ident)
             sql.run("INSERT INTO {t}session_identities (realm, identity, touched_ms) VALUES (?, ?, ?) "
                     "ON CONFLICT (realm, identity) DO UPDATE SET touched_ms = excluded.touched_ms", (realm, ident, now))
             self._added(realm, ident)
@@ -377,7 +400,12 @@ class SessionStateStore:
                         out: list[Transition]) -> None:
         """``ident`` is at its quota and ``session`` has no row: the taint lands on the identity's overflow
         row (one per identity, created past the quota), which taints every session of the identity; it is
-        touched by every taint it takes, so it expires ``expiry_ms`` after the last."""
+        touched by every taint it takes, so it expires ``expiry_ms`` after the last. Past the identity's rows in
+        every realm together, a realm without such a row gets none: the taint lands on the identity's one row of
+        :data:`ALL_REALMS`, which taints its sessions in every realm."""
+        if (self._session_row(sql, realm, ident, OVERFLOW_KEY) is None
+                and self._identity_rows(sql, ALL_REALMS, ident) >= self.identity_total_limit):
+            realm = ALL_REALMS
         row = self._touch_session(sql, realm, ident, OVERFLOW_KEY, now, permissive=False)
         if row[0] is None:
             sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
@@ -389,8 +417,10 @@ class SessionStateStore:
 
     @staticmethod
     def _overflow_taint(sql: Sql, realm: str, ident: str) -> TaintState | None:
-        rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? AND identity = ? "
-                        "AND session_key = ?", (realm, ident, OVERFLOW_KEY))
+        """The taint of ``ident``'s overflow row in ``realm``, else of its row of :data:`ALL_REALMS`."""
+        rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm IN (?, ?) "
+                        "AND identity = ? AND session_key = ? AND tainted_at_ms IS NOT NULL ORDER BY realm = ?",
+                        (realm, ALL_REALMS, ident, OVERFLOW_KEY, ALL_REALMS))
         return _taint(rows[0][0], rows[0][1]) if rows else None
 
     def _session_tainted(self, sql: Sql, realm: str, ident: str, session: str) -> bool:
@@ -492,7 +522,13 @@ class SessionStateStore:
     def _record_taint(self, sql: Sql, realm: str, ident: str, session: str | None, state: TaintState, now: int,
                       out: list[Transition]) -> None:
         """Untrusted content seen by ``ident`` (from ``session``, noted first): taint that session (first taint
-        wins), else the identity's current session, else its pending taint. Recorded even at capacity."""
+        wins), else the identity's current session, else its pending taint. Recorded even at capacity; in a
+        realm where the identity has no row yet while it is past its rows in every realm together, on its
+        overflow row of every realm (:meth:`_taint_overflow`)."""
+        if (self._identity_row(sql, realm, ident) is None
+                and self._identity_rows(sql, ALL_REALMS, ident) >= self.identity_total_limit):
+            self._taint_overflow(sql, realm, ident, session, state, now, out)
+            return
         if session is not None:
             self._note(sql, realm, ident, session, now, out, permissive=False)
             self._taint_session(sql, realm, ident, session, state, now, out)
@@ -600,7 +636,7 @@ class SessionStateStore:
                         "AND s.identity = i.identity AND s.session_key = i.current_session "
                         "WHERE i.realm = ? AND i.identity = ?", (realm, ident))
         if not rows:
-            return None
+            return SessionStateStore._overflow_taint(sql, realm, ident)
         return (_taint(rows[0][0], rows[0][1]) or _taint(rows[0][2], rows[0][3])
                 or SessionStateStore._overflow_taint(sql, realm, ident))
 

@@ -567,10 +567,15 @@ def session_state_migrations() -> list[tuple[int, str, list[str]]]:
     """``(version, name, statements)`` of domain :data:`SESSION_STATE_DOMAIN`: the tables of
     :func:`meta_memory.agent_memory.store.schema.session_state_statements` with ``BIGINT`` times
     (unqualified names; applied with ``search_path`` = the store's schema)."""
-    from meta_memory.agent_memory.store.schema import session_state_statements, session_state_unreported
+    from meta_memory.agent_memory.store.schema import (
+        session_state_identity_index,
+        session_state_statements,
+        session_state_unreported,
+    )
 
     return [(1, "session-state-tables", session_state_statements(bigint="BIGINT")),
-            (2, "session-state-unreported", session_state_unreported(bigint="BIGINT"))]
+            (2, "session-state-unreported", session_state_unreported(bigint="BIGINT")),
+            (3, "session-state-identity-index", session_state_identity_index())]
 
 
 def quote_ident(name: str) -> str:

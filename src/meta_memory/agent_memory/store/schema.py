@@ -45,6 +45,7 @@ __all__ = [
     "delete_vector",
     "SESSION_STATE_DOMAIN",
     "SESSION_STATE_MIGRATIONS",
+    "session_state_identity_index",
     "session_state_statements",
     "migrate_session_state",
 ]
@@ -511,9 +512,18 @@ def session_state_unreported(bigint: str = "INTEGER") -> list[str]:
     return [f"ALTER TABLE session_states ADD COLUMN unreported_at_ms {bigint}"]
 
 
+def session_state_identity_index() -> list[str]:
+    """Version 3 of the session-state tables: an index of each table by identity alone, for the count of an
+    identity's rows in every realm (``SessionStateStore._identity_full``) and the reads of another agent's
+    taint in every realm (``agent_taint``)."""
+    return ["CREATE INDEX IF NOT EXISTS session_states_identity_idx ON session_states (identity)",
+            "CREATE INDEX IF NOT EXISTS session_identities_identity_idx ON session_identities (identity)"]
+
+
 SESSION_STATE_MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     (1, "session-state-tables", session_state_statements()),
     (2, "session-state-unreported", session_state_unreported()),
+    (3, "session-state-identity-index", session_state_identity_index()),
 ]
 """``(version, name, statements)`` of domain :data:`SESSION_STATE_DOMAIN` (SQLite), applied in order."""
 
