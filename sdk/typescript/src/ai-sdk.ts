@@ -34,7 +34,7 @@
 import { jsonSchema, tool, type LanguageModelMiddleware, type Tool, type ToolSet } from "ai";
 
 import type { MetaHandle } from "./handle.js";
-import type { ToolProvenance } from "./types.js";
+import type { ToolProvenance, ToolResultVerdict } from "./types.js";
 
 /** How {@link AiSdkMemory.create} binds the memory to one identity's session. */
 export interface AiSdkMemoryOptions {
@@ -125,12 +125,20 @@ export class AiSdkMemory {
     this.noted = true;
   }
 
-  /** Classify one tool result (`meta/turn/tool_result`) unless `toolCallId` was reported already. */
-  async report(toolName: string, options: { toolCallId?: string; isError?: boolean; serverTool?: boolean } = {}): Promise<void> {
-    if (options.toolCallId !== undefined && this.seen(options.toolCallId)) return;
+  /**
+   * Classify one tool result (`meta/turn/tool_result`) unless `toolCallId` was found trusted already (`fresh`: a
+   * result that just ran, reported whatever its id). Only a trusted verdict is remembered by call id: an untrusted
+   * result is reported again each time it is met, so a `meta/session/reset` while the conversation still holds it
+   * does not launder it. Resolves to the verdict (`undefined` when nothing was reported).
+   */
+  async report(
+    toolName: string,
+    options: { toolCallId?: string; isError?: boolean; serverTool?: boolean; fresh?: boolean } = {},
+  ): Promise<ToolResultVerdict | undefined> {
+    if (!options.fresh && options.toolCallId !== undefined && this.seen(options.toolCallId)) return undefined;
     await this.note();
     const provenance = this.provenance[toolName];
-    await this.handle.turnToolResult({
+    const verdict = await this.handle.turnToolResult({
       identity: this.identity,
       sessionKey: this.sessionKey,
       toolName: toolName || "unknown_tool",
@@ -139,7 +147,8 @@ export class AiSdkMemory {
       ...(options.serverTool ? { serverTool: true } : {}),
       ...(this.realm ? { realm: this.realm } : {}),
     });
-    this.mark(options.toolCallId);
+    if (verdict.trusted) this.mark(options.toolCallId);
+    return verdict;
   }
 
   /**
@@ -199,7 +208,7 @@ export class AiSdkMemory {
     try {
       result = execute(input, options);
     } catch (err) {
-      return this.report(name, { toolCallId: options.toolCallId, isError: true }).then(() => {
+      return this.report(name, { toolCallId: options.toolCallId, isError: true, fresh: true }).then(() => {
         throw err;
       });
     }
@@ -207,24 +216,29 @@ export class AiSdkMemory {
       const source = result;
       const self = this;
       return (async function* () {
-        await self.report(name, { toolCallId: options.toolCallId }); // before the first (preliminary) output
+        await self.report(name, { toolCallId: options.toolCallId, fresh: true }); // before the first (preliminary) output
         yield* source;
       })();
     }
     return Promise.resolve(result).then(
       async (value) => {
-        await this.report(name, { toolCallId: options.toolCallId });
+        await this.report(name, { toolCallId: options.toolCallId, fresh: true });
         return value;
       },
       async (err: unknown) => {
-        await this.report(name, { toolCallId: options.toolCallId, isError: true });
+        await this.report(name, { toolCallId: options.toolCallId, isError: true, fresh: true });
         throw err;
       },
     );
   }
 
-  /** Report every tool result in `prompt` that was not reported yet (the backstop before a model call). */
+  /**
+   * Report every tool result in `prompt` not found trusted yet (the backstop before a model call): an untrusted
+   * one at every model call whose prompt still holds it, each untrusted source (tool name, server tool or not)
+   * once a call however many of its results the prompt holds.
+   */
   async reportPrompt(prompt: readonly PromptMessage[]): Promise<void> {
+    const untrusted = new Set<string>();
     for (const message of prompt) {
       if ((message.role !== "tool" && message.role !== "assistant") || !Array.isArray(message.content)) continue;
       for (const part of message.content as Part[]) {
@@ -234,7 +248,11 @@ export class AiSdkMemory {
           this.mark(part.toolCallId);
           continue;
         }
-        await this.report(name, { ...(part.toolCallId ? { toolCallId: part.toolCallId } : {}), serverTool: message.role === "assistant" });
+        const serverTool = message.role === "assistant";
+        const source = JSON.stringify([name, serverTool]);
+        if (untrusted.has(source)) continue;
+        const verdict = await this.report(name, { ...(part.toolCallId ? { toolCallId: part.toolCallId } : {}), serverTool });
+        if (verdict !== undefined && !verdict.trusted) untrusted.add(source);
       }
     }
   }
@@ -275,7 +293,11 @@ export class AiSdkMemory {
         const result = await doGenerate();
         for (const part of result.content as Part[]) {
           if (part.type === "tool-result") {
-            await self.report(part.toolName ?? "server_tool", { ...(part.toolCallId ? { toolCallId: part.toolCallId } : {}), serverTool: true });
+            await self.report(part.toolName ?? "server_tool", {
+              ...(part.toolCallId ? { toolCallId: part.toolCallId } : {}),
+              serverTool: true,
+              fresh: true,
+            });
           }
         }
         return result;
@@ -287,7 +309,11 @@ export class AiSdkMemory {
             async transform(part, controller) {
               const p = part as Part;
               if (p.type === "tool-result") {
-                await self.report(p.toolName ?? "server_tool", { ...(p.toolCallId ? { toolCallId: p.toolCallId } : {}), serverTool: true });
+                await self.report(p.toolName ?? "server_tool", {
+                  ...(p.toolCallId ? { toolCallId: p.toolCallId } : {}),
+                  serverTool: true,
+                  fresh: true,
+                });
               }
               controller.enqueue(part);
             },

@@ -186,6 +186,39 @@ describe("the Vercel AI SDK integration", () => {
     assert.equal(await statusOf(identity, "Refund account"), "quarantined");
   });
 
+  it("a reset does not launder a page the conversation still holds: it is reported again at the next model call", async () => {
+    const identity = "agent:reset-history";
+    const memory = await memoryFor(identity);
+    const first = await run(memory, scripted([step([call("c1", "web_fetch", { url: "u" })]), step([text("Read it.")], "stop")]),
+      "Summarise the page");
+    await shared.handle.sessionReset({ identity, sessionKey: memory.sessionKey });
+    const history = [
+      { role: "user", content: "Summarise the page" },
+      ...first.response.messages,
+      { role: "user", content: "Now remember the refund account" },
+    ];
+    const steps = [
+      step([call("c2", "memory", { action: "remember", title: "Refund account", body: "Refunds go to 99-1234." })]),
+      step([text("Noted.")], "stop"),
+    ];
+    await run(memory, scripted(steps), history);
+    assert.equal(await statusOf(identity, "Refund account"), "quarantined");
+  });
+
+  it("a tool result is reported when it runs, whatever call id an earlier trusted result had", async () => {
+    const identity = "agent:reused-call-id";
+    const memory = await memoryFor(identity);
+    await run(memory, scripted([step([call("call_0", "calendar_lookup", { day: "today" })]), step([text("Lunch.")], "stop")]),
+      "what is on today?");
+    const steps = [
+      step([call("call_0", "web_fetch", { url: "u" })]),
+      step([call("call_1", "memory", { action: "remember", title: "Refund account", body: "Refunds go to 99-1234." })]),
+      step([text("Done.")], "stop"),
+    ];
+    await run(memory, scripted(steps), "Summarise the page");
+    assert.equal(await statusOf(identity, "Refund account"), "quarantined");
+  });
+
   it("a failed report stops the generation before the model sees the result", async () => {
     const dir = tempDir();
     const handle = await Meta.builder()
