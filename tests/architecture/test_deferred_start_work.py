@@ -1,6 +1,7 @@
 """Work a gateway start does not need is done on first use: the RPC params and result models build their
-validators when a method first parses or answers (pydantic's ``defer_build``). Each is checked in a fresh
-interpreter, then that the deferred piece still does its job there."""
+validators when a method first parses or answers (pydantic's ``defer_build``), and the word and emoji patterns
+of the recall text rules scan Unicode when text is first read. Each is checked in a fresh interpreter, then
+that the deferred piece still does its job there."""
 
 from __future__ import annotations
 
@@ -33,3 +34,13 @@ else:
     raise AssertionError("an unknown member was accepted")
 """)
 
+
+def test_the_recall_text_patterns_scan_unicode_on_first_use() -> None:
+    _run("""
+from meta_memory.recall import text
+lazy = (text._mark_class, text._word_only, text._emoji)
+assert all(f.cache_info().currsize == 0 for f in lazy), [f.cache_info() for f in lazy]
+assert text.word_runs("cafe\\u0301 na\\u00efve") == ["cafe\\u0301", "na\\u00efve"]
+assert text.is_word_run("cafe\\u0301") and not text.is_word_run("a b")
+assert text.token_set("\\U0001F600 smile") >= {"\\U0001F600"}
+""")
