@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from support import GatewayProcess, start_gateway, write_config
+from support import GatewayProcess, cache_bytecode_outside_the_tree, start_gateway, write_config
 
 # Property tests assert behaviour, not speed (speed is the benchmarks' job): no per-example deadline, so
 # a loaded machine cannot fail them. A test that needs a deadline sets its own. Two profiles: "full" (the full
@@ -142,9 +142,14 @@ SLOW_MODULES = (
 TWO_BACKEND_DIRS = ("contract/", "recall/")
 
 
+@pytest.hookimpl(trylast=True)  # after the tmp_path plugin's, whose factory names the run's temporary tree
 def pytest_configure(config: pytest.Config) -> None:
     """The fast tier (a mark expression that leaves ``slow`` out) loads the "fast" hypothesis profile,
-    unless ``CI`` is set or a profile was chosen on the command line."""
+    unless ``CI`` is set or a profile was chosen on the command line. The processes the suite starts cache
+    their bytecode under the run's temporary tree when the environment forbids writing it beside the sources
+    (:func:`support.cache_bytecode_outside_the_tree`; set in the first process: under xdist, before the workers
+    start, which inherit it)."""
+    cache_bytecode_outside_the_tree(os.environ, lambda: config._tmp_path_factory.getbasetemp() / "pycache")  # type: ignore[attr-defined]
     markexpr = str(config.getoption("markexpr", "") or "")
     chosen = config.getoption("hypothesis_profile", None)
     if re.search(r"\bnot\s+slow\b", markexpr) and not os.environ.get("CI") and chosen is None:

@@ -34,23 +34,40 @@ import json
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
-
-from rich.style import Style
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from .mixed_script import describe, mixed_script_words, mixed_scripts, name_mark
 from .textfold import escape_char, invisible_characters, is_invisible
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.style import Style
+    from rich.text import Text
+
+    NAME_MARK_STYLE: Style  # made on first use: :func:`_name_mark_style`
 
 __all__ = ["MARK_STYLE", "NAME_MARK_STYLE", "json_text", "legend", "marked_console", "name_text", "one_line", "printable",
            "text"]
 
 #: How a word mixing look-alike alphabets is shown (:func:`text`); :func:`legend` finds the words by it.
 MARK_STYLE = "bold underline red"
-#: How a marked name is shown: as :data:`MARK_STYLE`, told apart by :func:`legend` (its ``meta``).
-NAME_MARK_STYLE = Style(bold=True, underline=True, color="red", meta={"mark": "name"})
 #: The most words a legend line names per mix of alphabets (the rest are counted).
 _LEGEND_WORDS = 5
+
+
+@lru_cache(maxsize=1)
+def _name_mark_style() -> Style:
+    """``NAME_MARK_STYLE``, how a marked name is shown: as :data:`MARK_STYLE`, told apart by :func:`legend` (its
+    ``meta``). Made on first use, so a command that prints no Rich text (``serve`` among them) starts without Rich."""
+    from rich.style import Style
+
+    return Style(bold=True, underline=True, color="red", meta={"mark": "name"})
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NAME_MARK_STYLE":
+        return _name_mark_style()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Everything a terminal may act on, except line feed and tab: C0, DEL and C1 controls.
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -109,6 +126,8 @@ def text(value: object, *, style: str = "", names: tuple[str, ...] = ()) -> Text
     realms, mobs, session keys ``value`` spells out) stands and that name may imitate another
     (:func:`meta_memory.mixed_script.name_mark`) styled :data:`NAME_MARK_STYLE`, whole; each other word
     mixing look-alike alphabets :data:`MARK_STYLE` (:func:`meta_memory.mixed_script.mixed_script_words`)."""
+    from rich.text import Text
+
     shown = Text(printable(value), style=style)
     plain = shown.plain
     taken: list[tuple[int, int]] = []
@@ -118,7 +137,7 @@ def text(value: object, *, style: str = "", names: tuple[str, ...] = ()) -> Text
             taken.append((at, at + len(each)))
             at = plain.find(each, at + len(each))
     for start, end in taken:
-        shown.stylize(NAME_MARK_STYLE, start, end)
+        shown.stylize(_name_mark_style(), start, end)
     for start, end, _ in mixed_script_words(plain):
         if not any(start < b and a < end for a, b in taken):
             shown.stylize(MARK_STYLE, start, end)
@@ -135,6 +154,7 @@ def _texts(renderable: object) -> Iterator[Text]:
     """The :class:`~rich.text.Text` pieces of ``renderable``: itself, or a table's title, caption,
     headers and cells."""
     from rich.table import Table
+    from rich.text import Text
 
     if isinstance(renderable, Text):
         yield renderable
@@ -154,7 +174,7 @@ def legend(*renderables: object) -> Text | None:
     for piece in (t for r in renderables for t in _texts(r)):
         for span in sorted(piece.spans, key=lambda s: s.start):
             word = piece.plain[span.start:span.end]
-            if span.style == NAME_MARK_STYLE:
+            if span.style == _name_mark_style():
                 why = name_mark(word)
                 reason = None if why is None else f"{why}: may imitate another name"
             elif span.style == MARK_STYLE:
@@ -166,6 +186,8 @@ def legend(*renderables: object) -> Text | None:
                 found[reason].append(word)
     if not found:
         return None
+    from rich.text import Text
+
     lines = Text()
     for reason, words in found.items():
         named = ", ".join(words[:_LEGEND_WORDS]) + (f" and {len(words) - _LEGEND_WORDS} more"

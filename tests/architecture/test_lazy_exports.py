@@ -1,5 +1,6 @@
-"""The packages that load their public names on first use (``meta_memory.sdk``, ``meta_memory.portability``)
-give every name their ``__all__`` lists, each the object of the module it is defined in, and no other."""
+"""The packages that load their public names on first use (``meta_memory.sdk``, ``meta_memory.portability``,
+``meta_memory.observability``) give every name their ``__all__`` lists, each the object of the module it is
+defined in, and no other."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-PACKAGES = ("meta_memory.sdk", "meta_memory.portability")
+PACKAGES = ("meta_memory.sdk", "meta_memory.portability", "meta_memory.observability")
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -29,5 +30,19 @@ def test_every_listed_name_resolves_and_dir_lists_it(name: str) -> None:
 def test_a_star_import_gives_every_listed_name(name: str) -> None:
     code = f"from {name} import *\nimport {name} as p\nmissing = [n for n in p.__all__ if n not in globals()]\n" \
            "assert not missing, missing"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_command_sets_up_its_log_lines_without_prometheus() -> None:
+    """Every ``meta-memory`` command configures its log lines (``meta_memory.observability.logs``), and a
+    ``--url`` command uses the method table's helpers (``meta_memory.rpc.registry``); neither imports Prometheus,
+    which only a serving runtime's metrics need."""
+    code = ("import sys\nfrom meta_memory.observability.logs import configure_logging\nconfigure_logging('text')\n"
+            "import meta_memory.rpc.registry\n"
+            "loaded = [m for m in ('prometheus_client', 'meta_memory.observability.metrics') if m in sys.modules]\n"
+            "assert not loaded, loaded\n"
+            "from meta_memory.observability import Observability\n"
+            "assert 'meta_memory.observability.metrics' in sys.modules")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

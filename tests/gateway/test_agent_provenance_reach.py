@@ -15,12 +15,13 @@ carries, and what the verdict tells the caller about that agent.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import GatewayProcess, access_toml, write_config
+from support import GatewayProcess, access_toml, module_gateway, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -69,15 +70,21 @@ def test_a_sub_agents_reset_does_not_launder_its_earlier_answer(gateway: Gateway
     assert unknown["trusted"] is False and "that session of it is not known" in unknown["source"], unknown
 
 
+@pytest.fixture(scope="module")
+def refusing_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for this module's refusal tests: every call they make is refused."""
+    yield from module_gateway(tmp_path_factory, "provenance-refusals")
+
+
 @pytest.mark.parametrize("provenance, field", [
     ({"kind": "agent", "source_id": "sub:worker", "session_key": ""}, "provenance.session_key"),
     ({"kind": "agent", "source_id": "sub:worker", "session_key": "k" * 600}, "provenance.session_key"),
     ({"kind": "agent", "session_key": "task-1"}, "provenance.session_key"),
     ({"kind": "mcp", "source_id": "kg", "session_key": "task-1"}, "provenance.session_key"),
 ])
-def test_a_bad_agent_session_key_is_refused_naming_it(gateway: GatewayProcess, provenance: dict[str, str],
-                                                      field: str) -> None:
-    err = gateway.rpc("meta/turn/tool_result", {"identity": "parent:main", "session_key": "p1",
+def test_a_bad_agent_session_key_is_refused_naming_it(refusing_gateway: GatewayProcess,
+                                                      provenance: dict[str, str], field: str) -> None:
+    err = refusing_gateway.rpc("meta/turn/tool_result", {"identity": "parent:main", "session_key": "p1",
                                                 "tool_name": "ask_worker", "provenance": provenance})["error"]
     assert err["code"] == -32602 and field in err["message"], err
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,17 @@ import pytest
 
 from meta_memory import Meta, memory
 from meta_memory.errors import InvalidParams
+from support import GatewayProcess, module_gateway
 
 pytestmark = pytest.mark.gateway
 
 INDEX = {"entity": "identity:ops", "topic": "deployment", "fact": "Deploys need approval."}
+
+
+@pytest.fixture(scope="module")
+def refusing_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for this module's tests whose every call is refused or reads: each still sees nothing written."""
+    yield from module_gateway(tmp_path_factory, "ledger-metadata")
 
 
 @pytest.mark.parametrize("metadata,field,rule", [
@@ -28,11 +36,12 @@ INDEX = {"entity": "identity:ops", "topic": "deployment", "fact": "Deploys need 
     ({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}, "metadata", "metadata must nest at most 5 levels deep"),
     ({"k": "x" * 9000}, "metadata", "metadata must be at most 8192 bytes as JSON"),
 ])
-def test_a_metadata_rule_broken_is_named_over_the_socket(gateway: Any, metadata: Any, field: str, rule: str) -> None:
-    err = gateway.error("meta/memory/index", {**INDEX, "metadata": metadata})
+def test_a_metadata_rule_broken_is_named_over_the_socket(refusing_gateway: GatewayProcess,
+                                                         metadata: Any, field: str, rule: str) -> None:
+    err = refusing_gateway.error("meta/memory/index", {**INDEX, "metadata": metadata})
     assert err["code"] == -32602 and err["data"] == {"kind": "invalid_params", "field": field}
     assert rule in err["message"]
-    assert gateway.result("meta/memory/query", {})["assertions"] == []  # nothing written
+    assert refusing_gateway.result("meta/memory/query", {})["assertions"] == []  # nothing written
 
 
 def test_valid_metadata_is_kept_as_given(gateway: Any) -> None:

@@ -7,16 +7,20 @@ escaped) and the rule; a key in any script without such characters is kept as gi
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from meta_memory.agent_memory.fields import METADATA_KEY_RULE
-from support import GatewayProcess
+from support import GatewayProcess, module_gateway
 
 pytestmark = pytest.mark.gateway
 
 ME = "lead:main"
+#: A fresh agent for each test, so each lists only the records it wrote on the module's one gateway.
+_AGENTS = (f"lead:spoof{n}" for n in itertools.count())
 
 SPOOFS = {
     "zero-width space": ("source\u200b", "source\\u200b"),
@@ -35,26 +39,33 @@ SPOOFS = {
 }
 
 
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the module: each test writes as an agent of its own and refuses every ledger write."""
+    yield from module_gateway(tmp_path_factory, "metadata-keys")
+
+
 @pytest.mark.parametrize("key,escaped", SPOOFS.values(), ids=list(SPOOFS))
 def test_a_key_that_shows_as_another_is_refused_on_every_write(gateway: GatewayProcess, key: str,
                                                                escaped: str) -> None:
+    me = next(_AGENTS)
     field = f"metadata.{escaped}"
-    err = gateway.error("meta/agent_memory/remember", {"identity": ME, "title": "T", "body": "B",
+    err = gateway.error("meta/agent_memory/remember", {"identity": me, "title": "T", "body": "B",
                                                       "metadata": {key: "x"}})
     assert err["code"] == -32602 and err["data"] == {"kind": "invalid_params", "field": field}, err
     assert err["message"].startswith(f"Invalid params: {field}: {METADATA_KEY_RULE}"), err
     assert key not in err["message"]  # the refusal repeats no hidden character
 
-    nested = gateway.error("meta/agent_memory/remember", {"identity": ME, "title": "T", "body": "B",
+    nested = gateway.error("meta/agent_memory/remember", {"identity": me, "title": "T", "body": "B",
                                                          "metadata": {"ok": [{key: 1}]}})
     assert nested["data"]["field"] == f"metadata.ok.0.{escaped}", nested
 
-    kept = gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Kept", "body": "kept"})
-    err = gateway.error("meta/agent_memory/update", {"identity": ME, "memory_id": kept["memory_id"],
+    kept = gateway.result("meta/agent_memory/remember", {"identity": me, "title": "Kept", "body": "kept"})
+    err = gateway.error("meta/agent_memory/update", {"identity": me, "memory_id": kept["memory_id"],
                                                     "metadata": {key: "x"}})
     assert err["data"]["field"] == field, err
 
-    batch = gateway.result("meta/agent_memory/remember_batch", {"identity": ME, "records": [
+    batch = gateway.result("meta/agent_memory/remember_batch", {"identity": me, "records": [
         {"title": "One", "body": "first"}, {"title": "Two", "body": "second", "metadata": {key: 1}}]})
     assert batch["results"][1]["error"]["data"]["field"] == f"records.1.{field}", batch
 
@@ -62,7 +73,7 @@ def test_a_key_that_shows_as_another_is_refused_on_every_write(gateway: GatewayP
                                               "fact": "f", "metadata": {key: 1}})
     assert err["code"] == -32602 and err["data"]["field"] == field, err
 
-    titles = [r["title"] for r in gateway.result("meta/agent_memory/list", {"identity": ME})["records"]]
+    titles = [r["title"] for r in gateway.result("meta/agent_memory/list", {"identity": me})["records"]]
     assert sorted(titles) == ["Kept", "One"]  # nothing with the key was stored
 
 

@@ -8,11 +8,12 @@ whitespace were already refused. Now every session method and ``derived_from_ses
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from support import GatewayProcess
+from support import GatewayProcess, module_gateway
 
 pytestmark = pytest.mark.gateway
 
@@ -29,6 +30,13 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+@pytest.fixture(scope="module")
+def refusing_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for this module's tests whose calls are refused or touch only the clean session ``s1`` of one
+    agent, which none of them taints or writes to: each still sees nothing written."""
+    yield from module_gateway(tmp_path_factory, "session-keys")
+
+
 @pytest.mark.parametrize("key,rule", [
     (" s1", "session_key must not begin or end with whitespace (a session key is taken as given, never trimmed)"),
     ("s1\n", "session_key must not begin or end with whitespace"),
@@ -37,16 +45,17 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("\u202es1", "session_key must not contain invisible or direction-changing characters"),
     ("s\u20601", "session_key must not contain invisible or direction-changing characters"),
 ])
-def test_every_session_method_refuses_a_padded_or_hidden_key(gateway: GatewayProcess, key: str, rule: str) -> None:
-    gateway.result("meta/session/note", {"identity": AGENT, "session_key": "s1"})
+def test_every_session_method_refuses_a_padded_or_hidden_key(refusing_gateway: GatewayProcess,
+                                                             key: str, rule: str) -> None:
+    refusing_gateway.result("meta/session/note", {"identity": AGENT, "session_key": "s1"})
     for method, extra in CALLS:
-        error = gateway.rpc(method, {"identity": AGENT, "session_key": key, **extra})["error"]
+        error = refusing_gateway.rpc(method, {"identity": AGENT, "session_key": key, **extra})["error"]
         assert error["code"] == -32602 and error["data"]["field"] == "session_key", (method, error)
         assert rule in error["message"], (method, error)
     # the clean session was not touched by any of them: still clean, nothing written or queued
-    assert gateway.result("meta/session/note", {"identity": AGENT, "session_key": "s1"})["tainted"] is False
-    assert gateway.result("meta/agent_memory/list", {"identity": AGENT})["records"] == []
-    assert gateway.result("meta/memory/panel/quarantine", {})["records"] == []
+    assert refusing_gateway.result("meta/session/note", {"identity": AGENT, "session_key": "s1"})["tainted"] is False
+    assert refusing_gateway.result("meta/agent_memory/list", {"identity": AGENT})["records"] == []
+    assert refusing_gateway.result("meta/memory/panel/quarantine", {})["records"] == []
 
 
 def test_a_padded_key_does_not_reach_a_tainted_session(gateway: GatewayProcess) -> None:
@@ -59,9 +68,9 @@ def test_a_padded_key_does_not_reach_a_tainted_session(gateway: GatewayProcess) 
     assert gateway.result("meta/session/note", {"identity": AGENT, "session_key": "web"})["tainted"] is True
 
 
-def test_derived_sessions_are_held_to_the_same_rule(gateway: GatewayProcess) -> None:
-    error = gateway.rpc("meta/agent_memory/remember", {"identity": AGENT, "title": "t", "body": "b",
+def test_derived_sessions_are_held_to_the_same_rule(refusing_gateway: GatewayProcess) -> None:
+    error = refusing_gateway.rpc("meta/agent_memory/remember", {"identity": AGENT, "title": "t", "body": "b",
                                                        "derived_from_sessions": ["s1", "s1 "]})["error"]
     assert error["code"] == -32602 and error["data"]["field"] == "derived_from_sessions"
     assert "derived_from_sessions[1] must not begin or end with whitespace" in error["message"]
-    assert gateway.result("meta/agent_memory/list", {"identity": AGENT})["records"] == []
+    assert refusing_gateway.result("meta/agent_memory/list", {"identity": AGENT})["records"] == []

@@ -8,12 +8,13 @@ before the rule loses the run when it is rendered for the model.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from meta_memory.textfold import is_invisible
-from support import realm_db
+from support import GatewayProcess, module_gateway, realm_db
 
 pytestmark = pytest.mark.gateway
 
@@ -23,15 +24,21 @@ SMUGGLED = f"\U0001F600{PAYLOAD}"
 EMOJI = "\u2764\ufe0f \u263a\ufe0f \U0001F44D\U0001F3FD \U0001F1EC\U0001F1E7 \U0001F468\u200d\U0001F469\u200d\U0001F467"
 
 
+@pytest.fixture(scope="module")
+def refusing_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for this module's tests whose every call is refused or reads: each still sees nothing written."""
+    yield from module_gateway(tmp_path_factory, "selectors")
+
+
 @pytest.mark.parametrize("field", ["title", "body", "tags", "metadata"])
-def test_a_record_method_refuses_a_selector_run_naming_the_field(gateway: Any, field: str) -> None:
+def test_a_record_method_refuses_a_selector_run_naming_the_field(refusing_gateway: GatewayProcess, field: str) -> None:
     params: dict[str, Any] = {"identity": ID, "title": "Mood", "body": "all fine"}
     params[field] = {"tags": [f"mood{SMUGGLED}"], "metadata": {"note": SMUGGLED}}.get(field, f"ok {SMUGGLED}")
-    err = gateway.error("meta/agent_memory/remember", params)
+    err = refusing_gateway.error("meta/agent_memory/remember", params)
     named = "tags.0" if field == "tags" else field  # a tag by its index in the list, as every rule of one tag
     assert err["code"] == -32602 and err["data"]["field"] == named, err
     assert "variation selectors" in err["message"], err
-    assert gateway.result("meta/agent_memory/list", {"identity": ID})["records"] == []
+    assert refusing_gateway.result("meta/agent_memory/list", {"identity": ID})["records"] == []
 
 
 def test_the_memory_tool_and_the_ledger_refuse_a_selector_run(gateway: Any) -> None:

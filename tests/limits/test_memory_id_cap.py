@@ -4,11 +4,13 @@ of its own text."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from meta_memory.agent_memory.fields import MAX_MEMORY_ID_CHARS
+from support import GatewayProcess, module_gateway
 
 IDENT = "lead:main"
 HUGE = "m" * 1_000_000
@@ -20,6 +22,12 @@ CALLS = [
     ("meta/memory/panel/record", {}),
     ("meta/memory/quarantine/decide", {"identity": IDENT, "verdict": "release", "expected_content_hash": "0" * 64}),
 ]
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the module: every call here is refused or names a record that does not exist."""
+    yield from module_gateway(tmp_path_factory, "memory-id-cap")
 
 
 @pytest.mark.parametrize(("method", "params"), CALLS, ids=[m for m, _ in CALLS])

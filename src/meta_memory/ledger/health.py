@@ -12,8 +12,10 @@ Failure reasons follow the reference's wording, e.g.
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 __all__ = ["HEALTHCHECK_TIMEOUT_S", "HealthCheckFailed", "HealthChecker", "health_url"]
 
@@ -63,9 +65,11 @@ class HealthChecker:
     """
 
     def __init__(self, endpoint: str, timeout_s: float = HEALTHCHECK_TIMEOUT_S) -> None:
+        import httpx  # on use: a gateway whose ledger has no endpoint starts without it
+
         self.endpoint = endpoint
         self.url = health_url(endpoint)
-        self._client = httpx.Client(
+        self._client: httpx.Client = httpx.Client(
             timeout=httpx.Timeout(timeout_s),
             headers={"Connection": "close"},
             follow_redirects=False,
@@ -79,6 +83,8 @@ class HealthChecker:
             HealthCheckFailed: resolve, connect, write or read failed or timed
                 out, or the status was not 2xx. ``reason`` names the URL.
         """
+        import httpx
+
         url = self.url
         try:
             response = self._client.get(url)

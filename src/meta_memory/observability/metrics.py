@@ -67,9 +67,6 @@ log = logging.getLogger("meta_memory.metrics")
 
 #: The Prometheus text exposition format's media type.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-#: The ``method`` label of a call to a name the table does not advertise (an unbounded set of names
-#: must not become an unbounded set of series).
-UNKNOWN_METHOD = "(unknown)"
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _RECALL_PATHS = {"meta/agent_memory/recall": "recall", "meta/turn/inject": "inject"}
 _WRITE_METHODS = frozenset({"meta/agent_memory/remember", "meta/agent_memory/remember_batch",
@@ -145,7 +142,7 @@ class Metrics:
         return series
 
     def observe_call(self, method: str, seconds: float, result: Any, error: dict[str, Any] | None) -> None:
-        """Count one call of ``method`` (a name the table knows, else :data:`UNKNOWN_METHOD`) that took
+        """Count one call of ``method`` (a name the table knows, else :data:`.requests.UNKNOWN_METHOD`) that took
         ``seconds``; ``result`` is its JSON result (``None`` on error), ``error`` its JSON-RPC ``data``
         (``kind``, and ``reason`` and ``secret_class`` where the refusal has them)."""
         if not self.enabled:

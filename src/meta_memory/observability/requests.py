@@ -15,7 +15,12 @@ import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["accept_request_id", "bound_request_id", "current_request_id", "new_request_id"]
+__all__ = ["UNKNOWN_METHOD", "accept_request_id", "bound_request_id", "current_request_id", "new_request_id"]
+
+#: The ``method`` label of a call to a name the table does not advertise (an unbounded set of names
+#: must not become an unbounded set of series), and its span's name. Here, not in :mod:`.metrics`, so the
+#: method table names it without importing Prometheus (a ``--url`` command uses the table's helpers).
+UNKNOWN_METHOD = "(unknown)"
 
 _REQUEST_ID: ContextVar[str | None] = ContextVar("meta_memory_request_id", default=None)
 #: A caller's id is kept only when it is a short token: nothing a log line or a header could be forged with.

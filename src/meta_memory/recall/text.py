@@ -186,22 +186,34 @@ def _ignorable_ranges() -> list[tuple[int, int]]:
 
 
 _CJK_CLASS = _char_class(_CJK_RANGES)
-_MARK_CLASS = _char_class(_mark_ranges())
-_WORD_CLASS = r"[\w" + _MARK_CLASS + r"\-]+"
-# A token source: a word (letters/digits: \w, which also admits "_"; combining marks; "-"),
-# a flag (two regional indicators) or one emoji.
-_WORD_ONLY = re.compile(_WORD_CLASS)
-_EMOJI = re.compile(f"[{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class(_emoji_ranges())}]")
+
+
+@lru_cache(maxsize=1)
+def _mark_class() -> str:
+    """The combining marks as a character-class body (a scan of Unicode: made on first use, not at import)."""
+    return _char_class(_mark_ranges())
+
+
+@lru_cache(maxsize=1)
+def _word_only() -> re.Pattern[str]:
+    """A word: letters/digits (``\\w``, which also admits ``_``), combining marks and ``-`` (built on first use)."""
+    return re.compile(r"[\w" + _mark_class() + r"\-]+")
+
+
+@lru_cache(maxsize=1)
+def _emoji() -> re.Pattern[str]:
+    """A flag (two regional indicators) or one emoji (built on first use)."""
+    return re.compile(f"[{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class(_emoji_ranges())}]")
 
 
 @lru_cache(maxsize=1)
 def _word_finder() -> re.Pattern[str]:
-    """A token source in text as written: a word (as :data:`_WORD_CLASS`, and holding the characters that show
+    """A token source in text as written: a word (as :func:`_word_only`, and holding the characters that show
     nothing inside a word, so ``"pass\u200bport"`` is found whole, then read without them by
     :func:`_word_variants`: no pass over the whole text), a flag or one emoji. Built on first use (the
     characters come from :func:`meta_memory.textfold.ignorable_code_points`' scan of Unicode)."""
-    word = r"[\w" + _MARK_CLASS + _char_class(_ignorable_ranges()) + r"\-]+"
-    return re.compile(f"{word}|{_EMOJI.pattern}")
+    word = r"[\w" + _mark_class() + _char_class(_ignorable_ranges()) + r"\-]+"
+    return re.compile(f"{word}|{_emoji().pattern}")
 
 
 # The same words in ASCII text (no marks, no emoji there; \w of ASCII is [A-Za-z0-9_]), much faster.
@@ -263,12 +275,12 @@ def word_runs(text: str) -> list[str]:
     lies inside one of them."""
     if text.isascii():
         return _ASCII_WORD.findall(text)
-    return _WORD_ONLY.findall(text)
+    return _word_only().findall(text)
 
 
 def is_word_run(term: str) -> bool:
     """True when ``term`` is non-empty and made of word characters alone (those of :func:`word_runs`)."""
-    return _WORD_ONLY.fullmatch(term) is not None
+    return _word_only().fullmatch(term) is not None
 
 
 def is_cjk(char: str) -> bool:
@@ -355,18 +367,18 @@ def _word_variants(word: str, index: bool) -> tuple[str, ...]:
     """The tokens one word or emoji of the text (as written) yields, on the index or the query side."""
     if word.isascii():  # letters, digits, "_" and "-" only: no emoji, and normalising is lower-casing
         return tuple(_word_tokens(word.lower(), _in_capitals(word)))
-    if _EMOJI.fullmatch(word):
+    if _emoji().fullmatch(word):
         return (word,)
     word = strip_ignorable(word)  # "pass\u200bport" is the word "passport"
     if not word:
         return ()
     capitals = _in_capitals(word)
     norm = normalize(word)
-    if norm.isascii() and _WORD_ONLY.fullmatch(norm):
+    if norm.isascii() and _word_only().fullmatch(norm):
         return tuple(_word_tokens(norm, capitals))
     out: list[str] = []
     # Case folding may yield characters that are not word characters: split again.
-    for part in _WORD_ONLY.findall(norm):
+    for part in _word_only().findall(norm):
         for cjk, other in _CJK_SPLIT.findall(part):
             out.extend(_cjk_tokens(cjk, index) if cjk else _word_tokens(other, capitals))
     return tuple(out)

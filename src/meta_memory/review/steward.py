@@ -38,15 +38,16 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from meta_memory import strict_json
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope, ScopeKind, age_days
 from meta_memory.agent_memory.store.tables import HarvestRow
 from meta_memory.review.model import clip_rationale
 from meta_memory.review.proposals import Proposal
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 __all__ = [
     "QUARANTINE_VERDICTS",
@@ -447,6 +448,8 @@ class LlmSteward:
         }
 
     def consolidate(self, inputs: DreamInputs) -> StewardDecision:
+        import httpx  # on use: a gateway with no LLM steward starts without it
+
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         url = f"{self.base_url}/chat/completions"
         try:

@@ -79,7 +79,7 @@ P = TypeVar("P", bound=BaseModel)
 class Params(BaseModel):
     """Base class of every RPC params model: unknown fields refused, no type coercion."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class RealmDefaulted(Params):

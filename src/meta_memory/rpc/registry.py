@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..access.requirements import Requires
 from ..errors import AgentMemoryError, InternalError, InvalidParams, MetaError, MethodNotFound, ValueRuleBroken, echo
-from ..observability.metrics import UNKNOWN_METHOD
+from ..observability.requests import UNKNOWN_METHOD
 from ..observability.tracing import span
 from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
 

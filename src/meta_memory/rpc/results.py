@@ -32,7 +32,7 @@ __all__ = [
 class Result(BaseModel):
     """Base of every result model: the listed members only."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 # --------------------------------------------------------------------------- shared
