@@ -481,3 +481,21 @@ def test_a_fetched_page_reusing_an_earlier_call_id_is_still_reported(handle: Met
                            [assistant_message("Done.")]])
     asyncio.run(Runner.run(example.build_agent(memory, model), "Summarise the page", run_config=NO_TRACES))
     assert _status(handle, "Refund account") == "quarantined"
+
+
+def test_the_memory_tools_own_outputs_are_never_reported(handle: MetaHandle) -> None:
+    """The memory tool this ``AgentMemory`` installed is known by the tool object (``on_tool_end``) and by its
+    call ids (the backstop): its outputs are never classified, now that a result that just ran is reported
+    whatever its call id."""
+    memory = AgentMemory(handle.agent(ME).session("s-own"))
+    model = ScriptedModel([[example.remember("c1", "Diet", "The user only eats vegetarian food.")],
+                           [example.remember("c2", "Lunch", "Lunch is at noon.")],
+                           [assistant_message("Noted.")]])
+    before = rpc_calls(handle, TOOL_RESULT)
+    result = asyncio.run(Runner.run(example.build_agent(memory, model), "Note my habits", run_config=NO_TRACES))
+    assert rpc_calls(handle, TOOL_RESULT) == before
+    model = ScriptedModel([[example.remember("c3", "Dinner", "Dinner is at seven.")], [assistant_message("Ok.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model),
+                           result.to_input_list() + [{"role": "user", "content": "And dinner?"}], run_config=NO_TRACES))
+    assert rpc_calls(handle, TOOL_RESULT) == before
+    assert {_status(handle, t) for t in ("Diet", "Lunch", "Dinner")} == {"active"}
