@@ -29,8 +29,8 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     untrusted one at every model call (a reset while the server is attached does not launder it), a trusted
     one once;
   - ``on_llm_start`` is also the backstop: before every model call it reports each tool output in the
-    model's input that was not reported yet (results in a resumed conversation, in the history a
-    handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
+    model's input not found trusted yet under its call id and name (results in a resumed conversation,
+    in the history a handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
     whose call is not in the input is reported as untrusted server-tool content. An untrusted output
     is reported at every model call whose input holds it, so a reset of the session while the host
     keeps sending that history (``result.to_input_list()``) does not launder it; a model call reports
@@ -519,8 +519,8 @@ class AgentMemory:
                     self._listed.add(name)
 
     async def model_input(self, items: Iterable[Any], agent: Any = None) -> None:
-        """Before a model call (``on_llm_start``): report every tool output in the input not reported yet,
-        by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
+        """Before a model call (``on_llm_start``): report every tool output in the input not found trusted yet
+        (by call id and name), by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
         (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output). Only the
         outputs of calls this memory's own tool ran are skipped: an output of a ``memory`` call it did not
         run (another agent's tool of that name, an earlier process's history) is reported too. The call is
