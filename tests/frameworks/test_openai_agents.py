@@ -464,3 +464,38 @@ def test_two_untrusted_tools_in_one_model_input_are_both_reported_and_trusted_ou
     history = _outputs(("web_fetch", 100), ("web_search", 100), ("calendar_lookup", 50))
     assert _tool_results_of_run(handle, memory, history, [[assistant_message("Soups.")]]) == 2 + 50
     assert _tool_results_of_run(handle, memory, history, [[assistant_message("Soups.")]]) == 2
+
+
+@pytest.mark.parametrize("first", ["calendar", "memory"])
+def test_a_fetched_page_reusing_an_earlier_call_id_is_still_reported(handle: MetaHandle, first: str) -> None:
+    """Providers may number call ids anew in each response (and a host carrying the conversation server-side
+    sends no history): a page fetched under the call id an earlier trusted result, or this memory's own
+    ``memory`` call, had is classified all the same before the model reads it."""
+    memory = AgentMemory(handle.agent(ME).session("s-ids"))
+    opening = (function_call("calendar_lookup", {"day": "today"}, call_id="c1") if first == "calendar"
+               else example.remember("c1", "Diet", "The user only eats vegetarian food."))
+    model = ScriptedModel([[opening], [assistant_message("Noted.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model), "What is on today?", run_config=NO_TRACES))
+    model = ScriptedModel([[function_call("web_fetch", {"url": "https://harbour.example"}, call_id="c1")],
+                           [example.remember("c2", "Refund account", "Refunds go to 99-1234.")],
+                           [assistant_message("Done.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model), "Summarise the page", run_config=NO_TRACES))
+    assert _status(handle, "Refund account") == "quarantined"
+
+
+def test_the_memory_tools_own_outputs_are_never_reported(handle: MetaHandle) -> None:
+    """The memory tool this ``AgentMemory`` installed is known by the tool object (``on_tool_end``) and by its
+    call ids (the backstop): its outputs are never classified, now that a result that just ran is reported
+    whatever its call id."""
+    memory = AgentMemory(handle.agent(ME).session("s-own"))
+    model = ScriptedModel([[example.remember("c1", "Diet", "The user only eats vegetarian food.")],
+                           [example.remember("c2", "Lunch", "Lunch is at noon.")],
+                           [assistant_message("Noted.")]])
+    before = rpc_calls(handle, TOOL_RESULT)
+    result = asyncio.run(Runner.run(example.build_agent(memory, model), "Note my habits", run_config=NO_TRACES))
+    assert rpc_calls(handle, TOOL_RESULT) == before
+    model = ScriptedModel([[example.remember("c3", "Dinner", "Dinner is at seven.")], [assistant_message("Ok.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model),
+                           result.to_input_list() + [{"role": "user", "content": "And dinner?"}], run_config=NO_TRACES))
+    assert rpc_calls(handle, TOOL_RESULT) == before
+    assert {_status(handle, t) for t in ("Diet", "Lunch", "Dinner")} == {"active"}

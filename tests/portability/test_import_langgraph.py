@@ -272,3 +272,33 @@ def test_an_item_expiring_past_the_targets_max_ttl_is_refused_by_line(tmp_path: 
     with handle_on(tmp_path / "s", cfg) as h:
         store = MetaMemoryStore(h)
         assert store.get(("a",), "decades") is None and store.get(("a",), "soon") is not None
+
+
+def test_a_huge_row_is_refused_by_line_without_being_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database measures each field first: a value (or key) past the record body is refused by line and
+    never fetched whole, so one row of a gigabyte cannot exhaust the importer's memory."""
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    from meta_memory.portability.from_langgraph import LangGraphSource
+
+    db = tmp_path / "lg.sqlite"
+    with SqliteStore.from_conn_string(str(db)) as lg:
+        lg.setup()
+        lg.put(("a",), "fine", {"v": 1})
+    conn = sqlite3.connect(db)
+    conn.execute("""INSERT INTO store (prefix, key, value)
+                    VALUES ('a', 'huge', '{"v": "' || hex(zeroblob(4000000)) || '"}')""")
+    conn.execute("INSERT INTO store (prefix, key, value) VALUES ('a', ?, '{}')", ("k" * 70_000,))
+    conn.commit()
+    conn.close()
+    with LangGraphSource(str(db)) as source:
+        fetched = {str(row[1])[:10]: row[2] for row in source.rows()}
+    assert fetched["huge"] is None and fetched["k" * 10] is None and fetched["fine"] is not None
+    done = mm("import", "--from", "langgraph", str(db), "--state-dir", str(tmp_path / "s"), "--json")
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    report = json.loads(done.stdout)
+    assert report["created"] == 1
+    reasons = [n["reason"] for n in report["refused"]]
+    assert len(reasons) == 2 and all("not read" in r for r in reasons), reasons

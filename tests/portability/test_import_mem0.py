@@ -268,3 +268,37 @@ def test_content_erased_anywhere_is_not_imported_again(tmp_path: Path) -> None:
     assert b"blue folder" not in again.stdout + again.stderr
     with handle_on(state, None) as h:
         assert [r.body for r in h.list_agent_memory("carol").records] == ["The cache restarts nightly"]
+
+
+@pytest.mark.parametrize("kind", ["json", "pkl"])
+def test_a_docstore_of_too_many_tiny_values_is_refused_before_it_is_built(tmp_path: Path, kind: str) -> None:
+    """A few MiB of empty lists would unfold to 20 to 60 times that in memory: a file over the value limit
+    is refused whole, naming the file and the limit, before anything is built or written."""
+    from meta_memory.portability.from_mem0 import MAX_SOURCE_VALUES
+
+    root = tmp_path / "mem0"
+    root.mkdir()
+    payload = {"data": "Alice likes green tea", "user_id": "alice", "blob": [[] for _ in range(MAX_SOURCE_VALUES)]}
+    path = root / f"mem0.{kind}"
+    if kind == "json":
+        path.write_text(json.dumps({"docstore": {"m1": payload}, "index_to_id": {"0": "m1"}}))
+    else:
+        path.write_bytes(pickle.dumps(({"m1": payload}, {0: "m1"})))
+    done = mm("import", "--from", "mem0", str(root), "--state-dir", str(tmp_path / "s"), timeout=120)
+    assert done.returncode == 1, done.stdout
+    assert f"{path} holds over {MAX_SOURCE_VALUES} values".encode() in done.stderr
+    assert b"Traceback" not in done.stderr
+    assert not (tmp_path / "s").exists()  # refused before the state was opened
+
+
+def test_a_history_of_too_many_rows_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from meta_memory.portability.from_mem0 import load_history
+
+    db = tmp_path / "history.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE history (memory_id TEXT, event TEXT, created_at TEXT)")
+        conn.executemany("INSERT INTO history VALUES (?, 'ADD', '2024-01-01')", [(f"m{i}",) for i in range(5)])
+    conn.close()
+    monkeypatch.setattr("meta_memory.portability.from_mem0.MAX_SOURCE_VALUES", 4)
+    with pytest.raises(ForeignSourceError, match="holds over 4 values"):
+        load_history(db)

@@ -11,7 +11,8 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
   is classified by ``meta/turn/tool_result`` before the model sees it:
 
   - ``on_tool_end`` reports each local tool (function, MCP, shell, computer, agent-as-tool, ...) as it
-    finishes, before the next model call; an MCP tool is attributed to its server
+    finishes, before the next model call, whatever its call id (a provider may number calls anew in each
+    response: only a trusted verdict is remembered, by call id and name, and only by the backstop); an MCP tool is attributed to its server
     (``provenance = {"kind": "mcp", "source_id": <server>}``, so ``trusted_mcp_servers`` applies), and an
     agent used as a tool (``Agent.as_tool``) is reported as that agent's output
     (``{"kind": "agent", "source_id": <its identity>}`` when the agent is attached to an ``AgentMemory``
@@ -28,8 +29,8 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     untrusted one at every model call (a reset while the server is attached does not launder it), a trusted
     one once;
   - ``on_llm_start`` is also the backstop: before every model call it reports each tool output in the
-    model's input that was not reported yet (results in a resumed conversation, in the history a
-    handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
+    model's input not found trusted yet under its call id and name (results in a resumed conversation,
+    in the history a handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
     whose call is not in the input is reported as untrusted server-tool content. An untrusted output
     is reported at every model call whose input holds it, so a reset of the session while the host
     keeps sending that history (``result.to_input_list()``) does not launder it; a model call reports
@@ -222,10 +223,14 @@ class AgentMemory:
         self.protocol = protocol
         self._definition = memory_tool_definition()
         self.tool_name: str = self._definition["name"]
-        # call ids already reported, and those of this memory's own tool calls (marked as they run): the only
-        # outputs never classified are those of the memory tool instances :meth:`tool` made (by call id, or
-        # by the tool object when the SDK gives no call id); a foreign tool also named ``memory`` is reported
-        self._reported: OrderedDict[str, None] = OrderedDict()
+        # the results found trusted, by (call id, reported name): the backstop does not report them again. A
+        # result that just ran (``on_tool_end``, a response's hosted tools) is reported whatever its call id: a
+        # provider may number calls anew in each response, so an id says nothing of a result it did not see
+        self._reported: OrderedDict[tuple[str, str], None] = OrderedDict()
+        # the call ids of this memory's own ``memory`` tool calls (marked as they run): the backstop skips an
+        # output of such an id only when its call is named ``memory``; ``on_tool_end`` skips this memory's own
+        # tool instances by the object, so a foreign tool also named ``memory`` is reported
+        self._own: OrderedDict[str, None] = OrderedDict()
         self._tools: list[weakref.ref[FunctionTool]] = []
         self._listed: set[str] = set()  # the MCP servers whose tool listing was reported and found trusted
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
@@ -240,35 +245,45 @@ class AgentMemory:
         self._tool_calls: OrderedDict[tuple[int, str], tuple[AgentMemory, object]] = OrderedDict()
 
     # -- bookkeeping --------------------------------------------------------------------------
-    def _seen(self, call_id: object) -> bool:
-        return isinstance(call_id, str) and call_id in self._reported
+    def _seen(self, call_id: object, name: str) -> bool:
+        """Whether the result of call ``call_id`` reported as ``name`` was found trusted already."""
+        return isinstance(call_id, str) and (call_id, name) in self._reported
 
-    def _mark(self, call_id: object) -> None:
+    def _own_call(self, call_id: object, name: str | None) -> bool:
+        """Whether ``call_id``, a call named ``name``, is one this memory's own ``memory`` tool ran."""
+        return isinstance(call_id, str) and call_id in self._own and name == self.tool_name
+
+    @staticmethod
+    def _remember(into: "OrderedDict[Any, None]", key: Any) -> None:
+        into[key] = None
+        into.move_to_end(key)
+        while len(into) > _REMEMBERED_CALLS:
+            into.popitem(last=False)
+
+    def _mark_own(self, call_id: object) -> None:
         if isinstance(call_id, str) and call_id:
-            self._reported[call_id] = None
-            self._reported.move_to_end(call_id)
-            while len(self._reported) > _REMEMBERED_CALLS:
-                self._reported.popitem(last=False)
+            self._remember(self._own, call_id)
 
     async def _note(self) -> None:
         if not self.calls.noted:
             await self.calls.note()
 
     async def report(self, name: str, *, call_id: str | None = None, provenance: Mapping[str, str] | None = None,
-                     server_tool: bool = False, within: ReportPass | None = None) -> None:
-        """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already and
-        found trusted. An untrusted one is reported again each time it is met (in every model input that
+                     server_tool: bool = False, within: ReportPass | None = None, fresh: bool = False) -> None:
+        """Classify one tool result (``meta/turn/tool_result``) unless its ``call_id`` (with ``name``) was
+        reported already and found trusted; ``fresh``: a result that just ran, reported whatever its call id (a
+        provider may number call ids anew in each response). Only a trusted verdict is remembered. An untrusted one is reported again each time it is met (in every model input that
         still holds it), so a ``meta/session/reset`` while the host goes on sending that history does not
         launder it. ``within``: the pass this report belongs to (one model call's input, one response),
         in which a source found untrusted already is not reported again (:class:`~._session.ReportPass`)."""
-        if call_id is not None and self._seen(call_id):
+        if not fresh and call_id is not None and self._seen(call_id, name):
             return
         await self._note()
         prov = dict(provenance) if provenance is not None else self.provenance.get(name)
         report = within if within is not None else ReportPass(self.calls)
         verdict = await report.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
-        if verdict.trusted:
-            self._mark(call_id)
+        if verdict.trusted and isinstance(call_id, str) and call_id:
+            self._remember(self._reported, (call_id, name))
 
     def _provenance_of(self, name: str, tool: object) -> Mapping[str, str] | None:
         """``tool``'s provenance (:func:`tool_provenance`); the ``provenance`` argument's entry for ``name``
@@ -380,7 +395,7 @@ class AgentMemory:
         """The ``memory`` tool for this identity and session (``meta/agent_memory/tool``)."""
 
         async def invoke(ctx: ToolContext[Any], arguments: str) -> str:
-            self._mark(getattr(ctx, "tool_call_id", None))  # our own output: never a tool result to classify
+            self._mark_own(getattr(ctx, "tool_call_id", None))  # our own output: never a tool result to classify
             await self._note()
             try:
                 parsed: Any = strict_json.loads(arguments) if arguments else {}
@@ -451,15 +466,16 @@ class AgentMemory:
 
     # -- what the hooks do ------------------------------------------------------------------------
     async def tool_finished(self, context: Any, tool: Tool) -> None:
-        """A local tool finished (``on_tool_end``): report it unless it is this memory's own ``memory`` tool
-        (a call :meth:`tool`'s instance ran, or that instance); another tool named ``memory`` (a namespaced
-        or MCP tool) is reported like any other."""
+        """A local tool finished (``on_tool_end``): report it, whatever its call id (an earlier result's id,
+        trusted or this memory's own, says nothing of this one), unless it is one of the ``memory`` tool
+        instances :meth:`tool` made; another tool named ``memory`` (a namespaced or MCP tool) is reported like
+        any other."""
         call_id = getattr(context, "tool_call_id", None)
         name = getattr(tool, "name", None) or type(tool).__name__
-        if self._seen(call_id) or any(ref() is tool for ref in self._tools):
-            return  # reported already, or this memory's own tool (its call id is marked when it runs)
+        if any(ref() is tool for ref in self._tools):
+            return  # this memory's own tool
         await self.report(name, call_id=call_id if isinstance(call_id, str) else None,
-                          provenance=self._provenance_of(name, tool))
+                          provenance=self._provenance_of(name, tool), fresh=True)
 
     async def response_received(self, response: Any) -> None:
         """The model answered (``on_llm_end``): report the hosted tools whose results it carries (each
@@ -469,17 +485,17 @@ class AgentMemory:
             kind = _get(item, "type")
             if kind not in HOSTED_CALL_TYPES:
                 continue
-            await self._report_hosted(item, kind, within)
+            await self._report_hosted(item, kind, within, fresh=True)
 
-    async def _report_hosted(self, item: Any, kind: str, within: ReportPass) -> None:
+    async def _report_hosted(self, item: Any, kind: str, within: ReportPass, *, fresh: bool = False) -> None:
         ident = _get(item, "id") or _get(item, "call_id")
         if kind in _HOSTED_MCP_TYPES:
             name = _get(item, "name") or kind
             server = _get(item, "server_label")
-            await self.report(str(name), call_id=ident, server_tool=True, within=within,
+            await self.report(str(name), call_id=ident, server_tool=True, within=within, fresh=fresh,
                               provenance={"kind": "mcp", "source_id": str(server)} if server else None)
         else:
-            await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True, within=within)
+            await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True, within=within, fresh=fresh)
 
     async def _report_mcp_listings(self, agent: Any, within: ReportPass) -> None:
         """Report the tool listing of each MCP server whose tools ``agent``'s model is given (its
@@ -503,8 +519,8 @@ class AgentMemory:
                     self._listed.add(name)
 
     async def model_input(self, items: Iterable[Any], agent: Any = None) -> None:
-        """Before a model call (``on_llm_start``): report every tool output in the input not reported yet,
-        by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
+        """Before a model call (``on_llm_start``): report every tool output in the input not found trusted yet
+        (by call id and name), by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
         (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output). Only the
         outputs of calls this memory's own tool ran are skipped: an output of a ``memory`` call it did not
         run (another agent's tool of that name, an earlier process's history) is reported too. The call is
@@ -528,9 +544,9 @@ class AgentMemory:
             if kind not in _OUTPUT_TYPES:
                 continue
             call_id = _get(item, "call_id")
-            if self._seen(call_id):
-                continue
             name = names.get(call_id) if isinstance(call_id, str) else None
+            if self._own_call(call_id, name):
+                continue  # an output of this memory's own memory tool
             if name is None:  # an output whose call is not in the input: nothing attributes it
                 await self.report(f"unattributed {kind}", call_id=call_id, server_tool=True, within=within)
             else:

@@ -129,14 +129,22 @@ class LangGraphSource:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def rows(self) -> Iterator[tuple[str, str, Any, Any, Any, Any, Any]]:
-        """``(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)`` in ``(prefix, key)`` order."""
+    def rows(self) -> Iterator[tuple[Any, Any, Any, Any, Any, Any, Any, Any]]:
+        """``(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes, oversize)`` in ``(prefix, key)``
+        order. ``oversize`` is true when one of ``prefix``, ``key`` and ``value`` is longer than a record body
+        (``MAX_BODY_BYTES`` characters): such a row is never fetched whole (its value is ``None``, its prefix and
+        key their first 200 characters, to name it)."""
         expiry = "expires_at" if self._expiry else "NULL"
         ttl = "ttl_minutes" if self._ttl else "NULL"
         # the value as text on both backends: a PostgreSQL ``jsonb`` would arrive decoded by the driver,
-        # before its size is checked and outside the per-line refusal of one nested too deep
-        sql = (f"SELECT prefix, key, CAST(value AS text), created_at, updated_at, {expiry}, {ttl} FROM store "
-               "ORDER BY prefix, key")
+        # before its size is checked and outside the per-line refusal of one nested too deep; the database
+        # measures each field first, so a row of a gigabyte is refused without being read into memory
+        big = (f"(length(prefix) > {MAX_BODY_BYTES} OR length(key) > {MAX_BODY_BYTES} "
+               f"OR length(CAST(value AS text)) > {MAX_BODY_BYTES})")
+        sql = (f"SELECT CASE WHEN {big} THEN substr(prefix, 1, 200) ELSE prefix END, "
+               f"CASE WHEN {big} THEN substr(key, 1, 200) ELSE key END, "
+               f"CASE WHEN {big} THEN NULL ELSE CAST(value AS text) END, created_at, updated_at, {expiry}, {ttl}, "
+               f"{big} FROM store ORDER BY prefix, key")
         if self.dsn:
             import psycopg
 
@@ -185,10 +193,14 @@ def read_langgraph(source: LangGraphSource, *, identity: str = "langgraph", iden
     :class:`~.foreign.ForeignNote` refusing one: a value that is not a JSON object or is too large, a
     namespace label that cannot name an identity); expired items are appended to ``skipped``.
     Raises :class:`~.foreign.ForeignSourceError` when the store cannot be read."""
-    for n, (prefix, key, raw, created, updated, expires, ttl) in enumerate(source.rows(), start=1):
+    for n, (prefix, key, raw, created, updated, expires, ttl, oversize) in enumerate(source.rows(), start=1):
         namespace = tuple(str(prefix).split(".")) if prefix else ()
-        source_id = json.dumps([*namespace, key], ensure_ascii=False)
+        source_id = json.dumps([*namespace, key if isinstance(key, str) else str(key)], ensure_ascii=False)
         shown = source_id[:200]
+        if oversize:
+            yield ForeignNote(n, shown, f"namespace, key or value larger than the {MAX_BODY_BYTES}-byte record "
+                                        "body (not read)")
+            continue
         expires_ms = _ms(expires)
         if expires_ms is not None and expires_ms <= now_ms:
             skipped.append(ForeignNote(n, shown, "expired in LangGraph"))

@@ -23,8 +23,10 @@ other payload keys  mem0's ``metadata`` (read, not stored yet: :func:`~.foreign.
 deleted             a memory the history deletes is not imported (reported as skipped)
 ==================  ====================================================================================
 
-Safety: the files are untrusted. Each is at most :data:`MAX_SOURCE_BYTES`; the history is opened
-read-only; a legacy pickle is read by :class:`DocstoreUnpickler`, which resolves no class at all (the
+Safety: the files are untrusted. Each is at most :data:`MAX_SOURCE_BYTES`, and what one holds is at most
+:data:`MAX_SOURCE_VALUES` values (the docstore's JSON values or pickle opcodes, the history's rows), counted
+before any is built: a file of tiny containers (``[[],[],...]``, a pickle of empty lists) would otherwise
+unfold to 20 to 60 times its size in memory. The history is opened read-only; a legacy pickle is read by :class:`DocstoreUnpickler`, which resolves no class at all (the
 file mem0 wrote holds only dicts, tuples, strings and numbers, which pickle builds without one), so a
 pickle naming any callable (``os.system``) is refused before anything runs.
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import pickletools
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,11 +47,16 @@ from ..identity import parse_identity
 from ..storage.sqlite_uri import file_uri
 from .foreign import ForeignNote, ForeignRecord, ForeignSourceError
 
-__all__ = ["DocstoreUnpickler", "IDENTITY_FIELDS", "MAX_SOURCE_BYTES", "Mem0Source", "read_mem0", "SYSTEM"]
+__all__ = ["DocstoreUnpickler", "IDENTITY_FIELDS", "MAX_SOURCE_BYTES", "MAX_SOURCE_VALUES", "Mem0Source", "read_mem0",
+           "SYSTEM"]
 
 SYSTEM = "mem0"
 #: The largest docstore or history file read (bytes).
 MAX_SOURCE_BYTES = 256 * 1024 * 1024
+#: The most values one docstore or history file may hold: JSON values (counted as an upper bound, every
+#: ``[ { , :`` byte), pickle opcodes, history rows. About 100 bytes of memory each at worst, so a file
+#: within both caps is read in at most a few hundred MiB beyond its size.
+MAX_SOURCE_VALUES = 4_000_000
 #: The payload fields that can name a memory's identity (``--identity-from``).
 IDENTITY_FIELDS = ("user_id", "agent_id", "run_id")
 #: Payload keys mem0 itself writes; every other key is the memory's metadata.
@@ -117,10 +125,36 @@ def _bounded(path: Path) -> bytes:
     return data
 
 
+def _too_many_values(path: Path) -> ForeignSourceError:
+    return ForeignSourceError(f"{path} holds over {MAX_SOURCE_VALUES} values, the limit of a mem0 file "
+                              "(refused before reading them)")
+
+
+def _check_values(path: Path, data: bytes) -> None:
+    """Refuse ``data`` (the file ``path``) holding more than :data:`MAX_SOURCE_VALUES` values, before any is
+    built: for a pickle its opcodes (each builds or places at most one value), read without running any and
+    stopping at the cap; for JSON an upper bound, every byte that can open a value (``[ {``) or precede one
+    (``, :``), strings included."""
+    if path.suffix == ".pkl":
+        try:
+            for count, _ in enumerate(pickletools.genops(data), start=1):
+                if count > MAX_SOURCE_VALUES:
+                    raise _too_many_values(path)
+        except ForeignSourceError:
+            raise
+        except Exception:  # noqa: BLE001 - damage of an untrusted pickle: the unpickler refuses it next
+            return
+        return
+    if sum(data.count(c) for c in (b"[", b"{", b",", b":")) > MAX_SOURCE_VALUES:
+        raise _too_many_values(path)
+
+
 def load_docstore(path: Path) -> dict[str, dict[str, Any]]:
     """``{memory id: payload}`` from a docstore file (JSON, or a legacy pickle through
-    :class:`DocstoreUnpickler`). Raises :class:`~.foreign.ForeignSourceError` for a file that is not one."""
+    :class:`DocstoreUnpickler`). Raises :class:`~.foreign.ForeignSourceError` for a file that is not one,
+    or over :data:`MAX_SOURCE_BYTES` or :data:`MAX_SOURCE_VALUES`."""
     data = _bounded(path)
+    _check_values(path, data)
     if path.suffix == ".pkl":
         try:
             loaded = DocstoreUnpickler(io.BytesIO(data)).load()
@@ -165,6 +199,8 @@ def load_history(path: Path | None) -> _History:
         if not {"memory_id", "event", "created_at"} <= cols:
             raise ForeignSourceError(f"{path}: not a mem0 history database (no history table with memory_id, "
                                      "event, created_at)")
+        if conn.execute("SELECT count(*) FROM history").fetchone()[0] > MAX_SOURCE_VALUES:
+            raise _too_many_values(path)
         deleted: set[str] = set()
         first: dict[str, str] = {}
         for memory_id, event, created in conn.execute(
