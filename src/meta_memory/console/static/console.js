@@ -513,7 +513,9 @@
     }
     const handlers = {
       records: showRecords,
-      record: () => showRecord(decodeURIComponent(rest[0] || ""), decodeURIComponent(rest.slice(1).join("/"))),
+      // ``#record/REALM/ID``; ``#record/ID`` (an address typed or pasted by hand) is the id in any realm
+      record: () => (rest.length === 1 ? showRecord("", decodeURIComponent(rest[0]))
+        : showRecord(decodeURIComponent(rest[0] || ""), decodeURIComponent(rest.slice(1).join("/")))),
       quarantine: showQuarantine,
       dreams: showDreams,
       overview: showOverview,
