@@ -181,6 +181,10 @@ def test_a_refusal_names_the_argument_or_option_typed(gateway: Any) -> None:
     assert long_tag.returncode == 1 and "--tag #2 must be at most 64 bytes [field=tags.1]" in long_tag.stderr
     hidden_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", "x\ue000", *url)  # every rule of one tag
     assert hidden_tag.returncode == 1 and "--tag #2 must not contain private-use" in hidden_tag.stderr, hidden_tag.stderr
+    blank_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", " ", *url)  # a blank one too, by its place
+    assert blank_tag.returncode == 1 and "--tag #2 must not be empty [field=tags.1]" in blank_tag.stderr, blank_tag.stderr
+    blank_filter = mm("list", "--tag", "", *url)
+    assert blank_filter.returncode == 1 and "--tag #1 must not be empty" in blank_filter.stderr, blank_filter.stderr
     listed = mm("list", "--tag", "x" * 65, *url)
     assert listed.returncode == 1 and "--tag #1 must be at most 64 bytes" in listed.stderr, listed.stderr
     empty_title = mm("remember", "", "b", *url)
