@@ -649,10 +649,15 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
                                   f"{'would be' if result['dry_run'] else 'was'} erased", names=(identity, realm or "")))
             return
         verb = "would erase" if result["dry_run"] else "erased"
+        # one id's erase counts every version and copy of it: say so, lest "3 records" read as other records
+        others = result["count"] - 1
+        which = "" if everything else f": {memory_id}" + (
+            f" and {others} other {'version or copy' if others == 1 else 'versions and copies'} of it"
+            if others > 0 else "")
         _console().print(text(f"{verb} {_count(result['count'], 'record')} in "
                               f"{', '.join(result['scopes']) or 'no scope'}"
                               + (f" and {_count(len(result['proposals']), 'proposal')}" if result.get("proposals")
-                                 else ""), names=(identity, realm or "")))
+                                 else "") + which, names=(identity, realm or "")))
 
     def call(h: Any) -> Any:
         if everything:
