@@ -479,6 +479,12 @@ def update_command(memory_id: str, title: str | None, body: str | None, tags: tu
     (supersedes null when nothing changed)."""
     if tags and clear_tags:
         raise click.UsageError("give --tag or --clear-tags, not both")
+    if ttl_s is not None and clear_expiry:
+        raise click.UsageError("give --ttl-s or --clear-expiry, not both")
+    if title is None and body is None and not tags and not clear_tags and metadata is None and ttl_s is None \
+            and not clear_expiry:
+        raise click.UsageError("give at least one of --title, --body, --tag, --clear-tags, --metadata, --ttl-s, "
+                               "--clear-expiry (what the new version changes)")
     mid = _utf8("MEMORY_ID", memory_id)
     new_title = None if title is None else _utf8("--title", title)
     new_body = None if body is None else _read_body(body, name="--body")
