@@ -279,3 +279,7 @@ def test_a_record_address_naming_only_the_id_opens_the_record(page: Any, console
     _open(page, gw, f"#record/{ids['plain']}")
     expect(page.locator("#record-title")).to_have_text("No metadata here")
     expect(page.locator("#error")).to_have_text("")
+    for empty in ("#record/", "#record//", "#record/default/"):  # no id: said in words, not as the RPC's refusal
+        _open(page, gw, empty)
+        expect(page.locator("#error")).to_contain_text("The address names no record")
+        expect(page.locator("#error")).not_to_contain_text("-32602")

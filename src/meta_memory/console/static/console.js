@@ -950,6 +950,10 @@
   async function showRecord(realm, memoryId) {
     const view = beginView("Record");
     await load(view, async () => {
+      if (!memoryId) {
+        throw new Error("The address names no record: a record's address is #record/REALM/ID (or #record/ID). " +
+          "Open one from Records.");
+      }
       const params = { memory_id: memoryId };
       if (realm) params.realm = realm;
       const result = await rpc(PANEL + "record", params);
