@@ -479,6 +479,12 @@ def update_command(memory_id: str, title: str | None, body: str | None, tags: tu
     (supersedes null when nothing changed)."""
     if tags and clear_tags:
         raise click.UsageError("give --tag or --clear-tags, not both")
+    if ttl_s is not None and clear_expiry:
+        raise click.UsageError("give --ttl-s or --clear-expiry, not both")
+    if title is None and body is None and not tags and not clear_tags and metadata is None and ttl_s is None \
+            and not clear_expiry:
+        raise click.UsageError("give at least one of --title, --body, --tag, --clear-tags, --metadata, --ttl-s, "
+                               "--clear-expiry (what the new version changes)")
     mid = _utf8("MEMORY_ID", memory_id)
     new_title = None if title is None else _utf8("--title", title)
     new_body = None if body is None else _read_body(body, name="--body")
@@ -649,10 +655,15 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
                                   f"{'would be' if result['dry_run'] else 'was'} erased", names=(identity, realm or "")))
             return
         verb = "would erase" if result["dry_run"] else "erased"
+        # one id's erase counts every version and copy of it: say so, lest "3 records" read as other records
+        others = result["count"] - 1
+        which = "" if everything else f": {memory_id}" + (
+            f" and {others} other {'version or copy' if others == 1 else 'versions and copies'} of it"
+            if others > 0 else "")
         _console().print(text(f"{verb} {_count(result['count'], 'record')} in "
                               f"{', '.join(result['scopes']) or 'no scope'}"
                               + (f" and {_count(len(result['proposals']), 'proposal')}" if result.get("proposals")
-                                 else ""), names=(identity, realm or "")))
+                                 else "") + which, names=(identity, realm or "")))
 
     def call(h: Any) -> Any:
         if everything:

@@ -1,6 +1,10 @@
 """The overview's expired records, a record's metadata, and the records listing's layout under long or
 direction-changing search terms (Playwright driving Debian's chromium against a real gateway).
 
+At 380 px the facts of a record and of the overview wrap between words (a word is cut only when it is
+wider than its column), and a record address naming only the id (``#record/ID``, typed or pasted by hand)
+opens that record.
+
 The overview draws expired records (active past their expiry, not swept yet) in their own colour with a
 matching legend swatch and lists them in an Expired column, so the per-scope table adds up to the
 header's total; the record detail shows the record's metadata as text (markup and invisible characters
@@ -50,7 +54,7 @@ def _seed(state: Path) -> dict[str, str]:
         clock.advance(1000)
         record_writes.remember(store, "default", LEAD, "rtl\u202egnp.exe", "A title that reads backwards.")
         clock.advance(1000)
-        remember_quarantined(store, LEAD, "MCP note", "Fetched from a tainted session.")
+        ids["quarantined"] = remember_quarantined(store, LEAD, "MCP note", "Fetched from a tainted session.")
         clock.advance(1000)
         ids["meta"] = record_writes.remember_merging(
             store, "default", LEAD, "Tagged by metadata", "Filtered by team.", metadata=HOSTILE)[0].memory_id
@@ -238,3 +242,44 @@ def test_at_1280px_the_records_table_fits_and_the_first_copy_button_shows(browse
         when = page.locator("table.records tbody tr").first.locator("time.when")
         assert when.get_attribute("datetime", timeout=1000) is not None
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+
+
+#: The words of the text inside the element a JS function is given whose letters sit on more than one line.
+_SPLIT_WORDS = """(node) => {
+    const split = [];
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+        for (const m of text.data.matchAll(/\\S+/g)) {
+            const range = document.createRange();
+            range.setStart(text, m.index);
+            range.setEnd(text, m.index + m[0].length);
+            const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+            if (tops.size > 1) split.push(m[0]);
+        }
+    }
+    return split;
+}"""
+
+
+def test_at_380px_a_record_s_facts_wrap_between_words(page: Any, console: Any) -> None:
+    gw, ids = console
+    page.set_viewport_size({"width": 380, "height": 900})
+    _open(page, gw, f"#record/default/{ids['quarantined']}")
+    status = page.locator("#view dl.facts dt:text-is('Status') + dd")
+    expect(status).to_contain_text("session tainted by web tool 'web_fetch'")
+    assert status.evaluate("n => n.getClientRects().length && n.getBoundingClientRect().height > 30"), \
+        "the reason is expected to need more than one line at 380 px"
+    assert status.evaluate(_SPLIT_WORDS) == []
+    _open(page, gw, "#overview")
+    assert page.locator("#overview-totals").evaluate(_SPLIT_WORDS) == []
+
+
+def test_a_record_address_naming_only_the_id_opens_the_record(page: Any, console: Any) -> None:
+    gw, ids = console
+    _open(page, gw, f"#record/{ids['plain']}")
+    expect(page.locator("#record-title")).to_have_text("No metadata here")
+    expect(page.locator("#error")).to_have_text("")
+    for empty in ("#record/", "#record//", "#record/default/"):  # no id: said in words, not as the RPC's refusal
+        _open(page, gw, empty)
+        expect(page.locator("#error")).to_contain_text("The address names no record")
+        expect(page.locator("#error")).not_to_contain_text("-32602")

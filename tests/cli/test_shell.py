@@ -130,7 +130,8 @@ def test_erase_from_the_shell(gateway: Any) -> None:
     made = as_json(mm("remember", "Old address", "12 Elm Street", *url, "--json"))
     dry = as_json(mm("erase", made["memory_id"], "--dry-run", *url, "--json"))
     assert dry["dry_run"] is True and dry["count"] == 1
-    assert "would erase 1 record" in mm("erase", made["memory_id"], "--dry-run", *url).stdout
+    assert "would erase 1 record in identity scope 'lead:main': " + made["memory_id"] in " ".join(
+        mm("erase", made["memory_id"], "--dry-run", *url).stdout.split())
     done = mm("erase", made["memory_id"], "--reason", "moved", *url)
     assert done.returncode == 0 and "erased 1 record" in done.stdout
     assert as_json(mm("list", *url, "--json")) == []
@@ -333,3 +334,23 @@ def test_list_json_has_one_shape_whatever_the_options(gateway: Any) -> None:
     # the table lists the same records
     table = mm("list", "--url", gateway.url, "--identity", ident)
     assert table.returncode == 0 and all(f"Note {i}" in table.stdout for i in range(4))
+
+
+def test_erasing_one_id_says_the_other_records_are_its_versions(gateway: Any) -> None:
+    """An id with two earlier versions erases three records: the line names the id and says the other two
+    are its versions, so "3 records" never reads as three unrelated records gone."""
+    url = ["--url", gateway.url, "--identity", "versions:erase"]
+    first = as_json(mm("remember", "Locker", "Code 1111.", *url, "--json"))
+    second = as_json(mm("update", first["memory_id"], "--body", "Code 2222.", *url, "--json"))
+    third = as_json(mm("update", second["memory_id"], "--body", "Code 3333.", *url, "--json"))
+    as_json(mm("remember", "Bystander", "Not a version.", *url, "--json"))
+    dry = mm("erase", third["memory_id"], "--dry-run", *url)
+    assert dry.returncode == 0, dry.stderr
+    assert " ".join(dry.stdout.split()) == (f"would erase 3 records in identity scope 'versions:erase': "
+                                            f"{third['memory_id']} and 2 other versions and copies of it")
+    done = mm("erase", third["memory_id"], *url)
+    assert " ".join(done.stdout.split()).startswith("erased 3 records in identity scope 'versions:erase': "
+                                                    f"{third['memory_id']} and 2 other"), done.stdout
+    assert [r["title"] for r in as_json(mm("list", *url, "--json"))] == ["Bystander"]
+    everything = mm("erase", "--all", "--yes", *url)
+    assert " ".join(everything.stdout.split()) == "erased 1 record in identity scope 'versions:erase'"

@@ -105,12 +105,15 @@ def test_update_refusals_are_the_gateways_exit_1(gateway: Any) -> None:
     history = mm("history", "mem-does-not-exist", *url)
     assert history.returncode == 1 and "not_found" in history.stderr and "mem-does-not-exist" in history.stderr
 
-    # nothing to change, or two exclusive options: the gateway's rule, in the options' names
+    # nothing to change, or two exclusive options: usage errors (exit 2, as --tag with --clear-tags), in the
+    # options' names, before any call
     nothing = mm("update", made["memory_id"], *url)
-    assert nothing.returncode == 1
-    assert "update needs at least one of --title, --body, --tag, --metadata, --ttl-s, --clear-expiry" in nothing.stderr
+    assert nothing.returncode == 2
+    assert "give at least one of --title, --body, --tag, --clear-tags, --metadata, --ttl-s, --clear-expiry" \
+        in nothing.stderr
     both = mm("update", made["memory_id"], "--ttl-s", "60", "--clear-expiry", *url)
-    assert both.returncode == 1 and "--ttl-s and --clear-expiry" in both.stderr
+    assert both.returncode == 2 and "give --ttl-s or --clear-expiry, not both" in both.stderr
+    assert ": true" not in both.stderr
     assert as_json(mm("list", *url, "--json"))[0]["memory_id"] == made["memory_id"]  # nothing was written
 
 
@@ -167,6 +170,12 @@ def test_update_and_history_embedded_on_a_state_dir(tmp_path: Path) -> None:
     assert [v["metadata"] for v in versions] == [{"n": 1}, {"n": 2}]
     clash = mm("update", updated["memory_id"], "--tag", "x", "--clear-tags", *where)
     assert clash.returncode == 2 and "--tag or --clear-tags" in clash.stderr
+    # the other clash and an update that names no change are usage errors too (exit 2), said in the options' words
+    expiry = mm("update", updated["memory_id"], "--ttl-s", "60", "--clear-expiry", *where)
+    assert expiry.returncode == 2 and "give --ttl-s or --clear-expiry, not both" in expiry.stderr, expiry.stderr
+    nothing = mm("update", updated["memory_id"], *where)
+    assert nothing.returncode == 2 and "give at least one of --title, --body" in nothing.stderr, nothing.stderr
+    assert as_json(mm("history", updated["memory_id"], *where, "--json"))["versions"] == versions
 
 
 def test_a_refusal_names_the_argument_or_option_typed(gateway: Any) -> None:
@@ -181,6 +190,10 @@ def test_a_refusal_names_the_argument_or_option_typed(gateway: Any) -> None:
     assert long_tag.returncode == 1 and "--tag #2 must be at most 64 bytes [field=tags.1]" in long_tag.stderr
     hidden_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", "x\ue000", *url)  # every rule of one tag
     assert hidden_tag.returncode == 1 and "--tag #2 must not contain private-use" in hidden_tag.stderr, hidden_tag.stderr
+    blank_tag = mm("remember", "t", "b", "--tag", "ok", "--tag", " ", *url)  # a blank one too, by its place
+    assert blank_tag.returncode == 1 and "--tag #2 must not be empty [field=tags.1]" in blank_tag.stderr, blank_tag.stderr
+    blank_filter = mm("list", "--tag", "", *url)
+    assert blank_filter.returncode == 1 and "--tag #1 must not be empty" in blank_filter.stderr, blank_filter.stderr
     listed = mm("list", "--tag", "x" * 65, *url)
     assert listed.returncode == 1 and "--tag #1 must be at most 64 bytes" in listed.stderr, listed.stderr
     empty_title = mm("remember", "", "b", *url)

@@ -182,6 +182,26 @@ def test_an_existing_export_file_is_refused_unless_force(tmp_path: Path) -> None
     assert out.read_text(encoding="utf-8").startswith('{"type":"header"')
 
 
+def test_a_refused_forced_export_leaves_the_file_it_was_to_replace(tmp_path: Path) -> None:
+    """``export -o FILE --force`` replaces FILE only with a complete export: one refused (an unknown realm,
+    an unreachable gateway) leaves yesterday's FILE as it was and nothing beside it. Before, the refusal
+    removed FILE, so a mistyped --realm in a nightly job destroyed the last good export."""
+    with handle_on(tmp_path / "src", None) as h:
+        h.remember_agent_memory(ID, title="t", body="b")
+    out = tmp_path / "dump.jsonl"
+    out.write_text("yesterday's export", encoding="utf-8")
+    unknown = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--force", "--realm", "nope")
+    assert unknown.returncode == 1 and b"realm 'nope' holds no agent memory" in unknown.stderr, unknown.stderr
+    away = mm("export", "--url", "http://127.0.0.1:1", "-o", str(out), "--force")
+    assert away.returncode == 1 and b"cannot reach" in away.stderr, away.stderr
+    assert out.read_text(encoding="utf-8") == "yesterday's export"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump.jsonl", "src"]
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--force")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8").startswith('{"type":"header"') and out.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump.jsonl", "src"]
+
+
 def test_summaries_count_one_in_the_singular(tmp_path: Path) -> None:
     with handle_on(tmp_path / "src", None) as h:
         h.remember_agent_memory(ID, title="t", body="b")

@@ -315,8 +315,9 @@ def prepare_items(items: Sequence[RememberItem], evidence: Sequence[EvidenceRef]
     prepared: list[NewMemoryRecord | AgentMemoryError] = []
     for i, item in enumerate(items):
         try:
-            if any(not tag.strip() for tag in item.tags):  # as a single remember's params refuse it
-                raise RecordFieldRefused("tags must contain only non-empty strings", "tags")
+            blank = next((i for i, tag in enumerate(item.tags) if not tag.strip()), None)
+            if blank is not None:  # as a single remember's params refuse it
+                raise RecordFieldRefused(f"tags.{blank} must not be empty", f"tags.{blank}")
             record = app_record(item.title, item.body, item.tags, evidence, item.metadata, item.expires_at_ms)
             refuse_secrets(record, i)
             if refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):

@@ -126,6 +126,43 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
         sys.exit(1)
 
 
+def _open_output(path: Path, *, force: bool) -> tuple[Any, Path]:
+    """The export file to write and the path it is written at. A new path is written in place
+    (:func:`_private_output`). With ``force``, an existing path is checked as :func:`_private_output` checks
+    it (a regular file of this user, else refused, exit 1) and left as it is while the export is written
+    beside it under a hidden name (``.<name>.partial-<8 hex>``): :func:`_finish_output` renames it over
+    the path on success and :func:`_drop_output` removes it on a refusal, so a refused ``--force`` export
+    (an unknown realm, an unreachable gateway) never destroys the file it was to replace."""
+    import secrets
+    import stat
+
+    if not (force and os.path.lexists(path)):
+        return _private_output(path, force=force), path
+    info = os.lstat(path)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = "it is not a regular file (a FIFO or a device would hand every memory to whoever reads it)"
+    elif hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        problem = f"it belongs to another user (uid {info.st_uid}), who could read every memory whatever its mode"
+    if problem is not None:
+        click.echo(one_line(f"meta-memory: refusing to write the export to {path}: {problem}; "
+                            "remove it or name a new path"), err=True)
+        sys.exit(1)
+    staged = path.with_name(f".{path.name}.partial-{secrets.token_hex(4)}")
+    return _private_output(staged, force=False), staged
+
+
+def _finish_output(written: Path, path: Path) -> None:
+    """Put a complete export written at ``written`` (:func:`_open_output`) at ``path``."""
+    if written != path:
+        os.replace(written, path)
+
+
+def _drop_output(written: Path) -> None:
+    """Remove what a refused export wrote (a new file, or the staged copy beside the file it was to replace)."""
+    written.unlink(missing_ok=True)
+
+
 def _output_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
     """Click callback of ``export -o``: ``None`` (stdout) for ``-``, as ``import -`` reads stdin, never a
     file named ``-``."""
@@ -180,10 +217,11 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
     if output is not None and not force and os.path.lexists(output):
         _refuse_existing(output)  # before a key is made: an export refused here signs nothing
     runtime = _runtime(state_dir, config_path)
+    written: Path | None = None
     try:
         key = read_key_file(key_file, create=True) if key_file is not None else installation_key(runtime, create=True)
         assert key is not None  # created when missing
-        out = _private_output(output, force=force) if output is not None else sys.stdout
+        out, written = _open_output(output, force=force) if output is not None else (sys.stdout, None)
         try:
             with _progress(not quiet and output is not None, "exporting records", None) as advance:
                 summary = export_jsonl(runtime, out, signer=LineSigner(key), realm=realm, identity=identity,
@@ -192,12 +230,14 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
             if output is not None:
                 out.close()
     except (ValueError, MetaError) as exc:  # KeyFileError is a ValueError
-        if output is not None:
-            output.unlink(missing_ok=True)  # a partial export is no export
+        if output is not None and written is not None:
+            _drop_output(written)  # a partial export is no export; a file --force was to replace stays
         click.echo(one_line(f"meta-memory: {exc.message if isinstance(exc, MetaError) else exc}"), err=True)
         sys.exit(1)
     finally:
         runtime.close()
+    if output is not None and written is not None:
+        _finish_output(written, output)
     _warn_skipped(summary.skipped_realms)
     signed = f"signed with {key.where} (key id {key.key_id})"
     if output is not None:
@@ -216,7 +256,7 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
     transport = HttpTransport(url, token=token, timeout_s=120.0)
-    out = _private_output(output, force=force) if output is not None else sys.stdout
+    out, written = _open_output(output, force=force) if output is not None else (sys.stdout, None)
     records: dict[str, int] = {}
     counts = {"assertion": 0, "conflict": 0}
     skipped: dict[str, str] = {}
@@ -250,10 +290,12 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
         if output is not None:
             out.close()
     if failed is not None:
-        if output is not None:
-            output.unlink(missing_ok=True)  # a partial export is no export
+        if written is not None:
+            _drop_output(written)  # a partial export is no export; a file --force was to replace stays
         click.echo(f"meta-memory: {failed}", err=True)
         sys.exit(1)
+    if output is not None and written is not None:
+        _finish_output(written, output)
     _warn_skipped(skipped)
     if output is not None:
         shown = ", ".join(f"{r}: {n}" for r, n in records.items()) or "no realms"

@@ -25,8 +25,15 @@ __all__ = ["backup_command", "register"]
 DEFAULT_TIMEOUT_S = 3600.0
 
 
-def _fail(message: str) -> None:
-    click.echo(f"meta-memory: {' '.join(message.split())}", err=True)
+def _fail(message: str, error: dict[str, Any] | None = None) -> None:
+    """Print ``message`` on stderr and exit 1; under ``--json`` also ``{"error": error}`` on stdout (the
+    gateway's JSON-RPC error, or ``{code: null, message, data: {kind}}``), as the memory commands do."""
+    said = " ".join(message.split())
+    click.echo(f"meta-memory: {said}", err=True)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.params.get("as_json"):
+        click.echo(json.dumps({"error": error or {"code": None, "message": said, "data": {"kind": "refused"}}},
+                              indent=2))
     sys.exit(1)
 
 
@@ -74,6 +81,7 @@ def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Pa
 
 def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[str, Any]:
     from ..errors import MetaError
+    from ..rpc.registry import to_jsonable
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
     transport = HttpTransport(url, token=token, timeout_s=timeout_s)
@@ -83,9 +91,11 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
         return result
     except MetaError as exc:
         hint = token_hint(exc, token)
-        _fail(f"backup refused ({exc.kind}): {exc.message}" + (f"; {hint}" if hint else ""))
+        _fail(f"backup refused ({exc.kind}): {exc.message}" + (f"; {hint}" if hint else ""),
+              to_jsonable(exc.to_jsonrpc()))
     except GatewayUnreachable as exc:
-        _fail(unreachable(exc))
+        said = unreachable(exc)
+        _fail(said, {"code": None, "message": said, "data": {"kind": "unreachable"}})
     finally:
         transport.close()
     raise AssertionError("unreachable")  # pragma: no cover
@@ -100,7 +110,7 @@ def _local(state_dir: Path, config_path: Path | None, dest: Path) -> dict[str, A
     try:
         runtime = build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
-        _fail(str(exc))
+        _fail(str(exc), {"code": None, "message": " ".join(str(exc).split()), "data": {"kind": "startup"}})
     try:
         report: dict[str, Any] = runtime.backup(dest).to_dict()
         return report

@@ -513,7 +513,9 @@
     }
     const handlers = {
       records: showRecords,
-      record: () => showRecord(decodeURIComponent(rest[0] || ""), decodeURIComponent(rest.slice(1).join("/"))),
+      // ``#record/REALM/ID``; ``#record/ID`` (an address typed or pasted by hand) is the id in any realm
+      record: () => (rest.length === 1 ? showRecord("", decodeURIComponent(rest[0]))
+        : showRecord(decodeURIComponent(rest[0] || ""), decodeURIComponent(rest.slice(1).join("/")))),
       quarantine: showQuarantine,
       dreams: showDreams,
       overview: showOverview,
@@ -948,6 +950,10 @@
   async function showRecord(realm, memoryId) {
     const view = beginView("Record");
     await load(view, async () => {
+      if (!memoryId) {
+        throw new Error("The address names no record: a record's address is #record/REALM/ID (or #record/ID). " +
+          "Open one from Records.");
+      }
       const params = { memory_id: memoryId };
       if (realm) params.realm = realm;
       const result = await rpc(PANEL + "record", params);

@@ -76,9 +76,12 @@ def _tags(value: list[str] | None) -> list[str] | None:
 
 
 def _blank_tags_refused(value: list[str]) -> None:
-    """Refuse a blank tag (empty, or whitespace only) in a write's ``tags`` or a listing's tag filter."""
-    if any(isinstance(tag, str) and not tag.strip() for tag in value):
-        raise ValueError("tags must contain only non-empty strings")
+    """Refuse a blank tag (empty, or whitespace only) in a write's ``tags`` or a listing's tag filter:
+    :class:`FieldError` ``tags.<i> must not be empty`` naming the first by its index, as the other
+    one-tag rules name it (:func:`~meta_memory.agent_memory.fields.normalize_tags`)."""
+    for index, tag in enumerate(value):
+        if isinstance(tag, str) and not tag.strip():
+            raise FieldError(f"tags.{index} must not be empty", f"tags.{index}")
 
 
 class _FilterParams(IdentityParams):

@@ -1,0 +1,44 @@
+"""``meta-memory backup --json`` answers a refusal on stdout too, as the memory commands do: ``{"error":
+{code, message, data: {kind, ...}}}``, the gateway's JSON-RPC error as it answered (``--url``), or ``code:
+null`` with kind ``unreachable``, ``startup`` (a state directory another runtime holds) or ``refused``
+(a ``DEST`` that exists, a state directory that does not), exit 1, the message still on stderr. Before,
+stdout stayed empty, so a script reading the JSON had nothing to parse. Through the real command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def mm(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def _error(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert proc.stderr.startswith("meta-memory: "), proc.stderr
+    error: dict[str, Any] = json.loads(proc.stdout)["error"]
+    return error
+
+
+def test_a_refused_backup_prints_its_error_as_json(gateway: Any, tmp_path: Path) -> None:
+    off = _error(mm("backup", "nightly", "--url", gateway.url, "--json"))  # no [gateway] backup_dir
+    assert (off["code"], off["data"]["kind"]) == (-32602, "invalid_params")
+    assert "backups over RPC are off" in off["message"]
+    gone = _error(mm("backup", "nightly", "--url", "http://127.0.0.1:1", "--json"))
+    assert (gone["code"], gone["data"]) == (None, {"kind": "unreachable"}) and "cannot reach" in gone["message"]
+    held = _error(mm("backup", str(tmp_path / "copy"), "--state-dir", str(gateway.state_dir), "--json"))
+    assert (held["code"], held["data"]) == (None, {"kind": "startup"}) and "already in use" in held["message"]
+    missing = _error(mm("backup", str(tmp_path / "copy"), "--state-dir", str(tmp_path / "nothing"), "--json"))
+    assert (missing["code"], missing["data"]) == (None, {"kind": "refused"})
+    assert "no state directory" in missing["message"]
+    assert not (tmp_path / "copy").exists()
+
+
+def test_without_json_a_refusal_prints_nothing_on_stdout(tmp_path: Path) -> None:
+    plain = mm("backup", str(tmp_path / "copy"), "--state-dir", str(tmp_path / "nothing"))
+    assert plain.returncode == 1 and plain.stdout == "" and "no state directory" in plain.stderr
