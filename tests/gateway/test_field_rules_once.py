@@ -48,7 +48,7 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
     ({"tags": [f"t{i}" for i in range(MAX_MEMORY_TAGS + 1)]}, "tags",
      f"tags must contain at most {MAX_MEMORY_TAGS} entries"),
     ({"tags": ["ok", "x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags.1", f"tags.1 must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
-    ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
+    ({"tags": ["ok", "  "]}, "tags.1", "tags.1 must not be empty"),
     ({"tags": ["ok", "\u200b"]}, "tags.1", f"tags.1 {SHOWS_NOTHING}"),
     ({"tags": ["ok", "policy\U000e0041"]}, "tags.1", hidden_tags_rule("tags.1")),
     ({"tags": ["ok", "x\ufe00\ufe01"]}, "tags.1", hidden_selectors_rule("tags.1")),

@@ -1,4 +1,4 @@
-"""A blank tag in ``meta/agent_memory/list``'s ``tags`` is refused, as a write's is, naming ``tags``.
+"""A blank tag in ``meta/agent_memory/list``'s ``tags`` is refused, as a write's is, naming it (``tags.<i>``).
 
 Before, ``tags: [""]`` (or ``["  "]``) was normalised away and the filter dropped: the call answered
 every record of the identity, the untagged ones included, and ``meta-memory list --tag ""`` printed
@@ -21,8 +21,8 @@ def test_a_blank_tag_filter_is_refused_not_dropped(gateway: GatewayProcess) -> N
     gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Untagged", "body": "no tag"})
     for blank in ("", "   ", "\t"):
         err = gateway.error("meta/agent_memory/list", {"identity": ME, "tags": ["travel", blank]})
-        assert err["code"] == -32602 and err["data"]["field"] == "tags", err
-        assert "non-empty" in err["message"], err
+        assert err["code"] == -32602 and err["data"]["field"] == "tags.1", err
+        assert err["message"] == "Invalid params: tags.1 must not be empty", err
     # a tag padded with spaces still names its tag, as a write's does
     padded = gateway.result("meta/agent_memory/list", {"identity": ME, "tags": ["  Travel "]})
     assert [r["title"] for r in padded["records"]] == ["Tagged"]
@@ -34,4 +34,4 @@ def test_list_with_a_blank_tag_on_the_command_line_is_refused(gateway: GatewayPr
                           "--url", gateway.url], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, (out.stdout, out.stderr)
     assert "Untagged" not in out.stdout
-    assert "[field=tags]" in out.stderr, out.stderr
+    assert "--tag #1 must not be empty [field=tags.0]" in out.stderr, out.stderr
