@@ -20,7 +20,7 @@ import click
 from click.core import ParameterSource
 
 from .errors import ConfigError, StartupError
-from .shell import gateway_url_option, realm_option, token_option
+from .shell import gateway_url_option, not_both, realm_option, token_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import MetaConfig
@@ -418,8 +418,8 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if url is not None and config_path is not None:
         click.echo("meta-memory: --url uses the gateway's own config; drop --config", err=True)
         sys.exit(2)
-    if url is not None and click.get_current_context().get_parameter_source("state_dir") is not ParameterSource.DEFAULT:
-        raise click.UsageError("give either --url or --state-dir, not both")
+    not_both("--url", url is not None, "--state-dir",
+             click.get_current_context().get_parameter_source("state_dir") is not ParameterSource.DEFAULT)
     if url is not None and session_taint == "reported" and session_key is None:
         # a fresh mcp-<hex> key is one no host knows: nothing would report its tool results
         raise click.UsageError("--session-taint reported with --url needs --session-key: the key the host "

@@ -76,6 +76,14 @@ def token_hint(exc: Exception, token: str | None) -> str | None:
     return None
 
 
+def not_both(first: str, first_given: bool, second: str, second_given: bool) -> None:
+    """The one rule of two options (or an argument and an option) a command takes one of: given both, a
+    usage error (exit 2) before anything is sent, naming each as typed: ``give --ttl-s or --clear-expiry,
+    not both``. Every such pair of every command refuses here."""
+    if first_given and second_given:
+        raise click.UsageError(f"give {first} or {second}, not both")
+
+
 def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Click callback of every ``--url``: a URL that cannot name a gateway is a usage error (exit 2)."""
     from .errors import ConfigError
@@ -154,8 +162,7 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
     from .sdk.handle import MetaHandle
     from .sdk.transport import EmbeddedTransport, HttpTransport
 
-    if state_dir is not None and url is not None:
-        raise click.UsageError("give either --url or --state-dir, not both")
+    not_both("--url", url is not None, "--state-dir", state_dir is not None)
     if state_dir is None and config_path is not None:
         raise click.UsageError("--config applies to embedded mode (--state-dir) only")
     if state_dir is not None and not creates and not state_dir.is_dir():
@@ -477,10 +484,8 @@ def update_command(memory_id: str, title: str | None, body: str | None, tags: tu
     (unknown, another identity's or realm's, told alike; a superseded, forgotten or expired version) is
     refused as the gateway refuses it, exit 1. --json prints the RPC result: {memory_id, supersedes, record}
     (supersedes null when nothing changed)."""
-    if tags and clear_tags:
-        raise click.UsageError("give --tag or --clear-tags, not both")
-    if ttl_s is not None and clear_expiry:
-        raise click.UsageError("give --ttl-s or --clear-expiry, not both")
+    not_both("--tag", bool(tags), "--clear-tags", clear_tags)
+    not_both("--ttl-s", ttl_s is not None, "--clear-expiry", clear_expiry)
     if title is None and body is None and not tags and not clear_tags and metadata is None and ttl_s is None \
             and not clear_expiry:
         raise click.UsageError("give at least one of --title, --body, --tag, --clear-tags, --metadata, --ttl-s, "
@@ -639,8 +644,9 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
     identity's or realm's (told alike). --all of an identity holding nothing says nothing was erased, exit 0."""
     from .errors import RecordNotFound
 
-    if bool(memory_id) == everything:
-        raise click.UsageError("give a MEMORY_ID or --all (not both)" if everything else "give a MEMORY_ID or --all")
+    not_both("MEMORY_ID", bool(memory_id), "--all", everything)
+    if not memory_id and not everything:
+        raise click.UsageError("give a MEMORY_ID or --all")
     if everything and not dry_run and not yes:
         where = f"realm {realm!r}" if realm else "the default realm"
         if not sys.stdin.isatty():

@@ -9,7 +9,8 @@ The overview draws expired records (active past their expiry, not swept yet) in 
 matching legend swatch and lists them in an Expired column, so the per-scope table adds up to the
 header's total; the record detail shows the record's metadata as text (markup and invisible characters
 shown, never run); at 1400 px every row's Copy button stays inside the listing, a very long search term
-stays inside its column, and a right-to-left override in the search is shown as an escape.
+stays inside its column, and a right-to-left override in the search is shown as an escape; from 380 to
+1280 px the listing never scrolls sideways and its caption shows whole.
 """
 
 from __future__ import annotations
@@ -283,3 +284,33 @@ def test_a_record_address_naming_only_the_id_opens_the_record(page: Any, console
         _open(page, gw, empty)
         expect(page.locator("#error")).to_contain_text("The address names no record")
         expect(page.locator("#error")).not_to_contain_text("-32602")
+
+
+@pytest.mark.parametrize("width", [380, 900, 1000, 1210, 1280])
+def test_the_records_listing_never_scrolls_sideways_and_its_caption_shows_whole(browser: Any, console: Any,
+                                                                                 expired: str, width: int) -> None:
+    """From a phone's 380 px to a laptop's 1280 the listing fits its column: before, its eight columns (about
+    755 px) scrolled sideways at 380 px, where the caption ran on past the listing's edge, and from 901 to
+    about 1230 px, between the navigation and the timeline. In less room than the columns need, each record is
+    a card of labelled lines; every value, the Copy buttons included, stays inside the listing."""
+    gw, _ = console
+    with open_page(browser) as page:
+        page.set_viewport_size({"width": width, "height": 800})
+        _open(page, gw, "#records")
+        expect(page.locator("table.records tbody tr")).to_have_count(11)
+        wrap = page.locator("#records-holder .table-wrap")
+        assert wrap.evaluate("n => n.scrollWidth <= n.clientWidth"), "the records listing scrolls sideways"
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), "the page does"
+        caption = page.locator("table.records caption")
+        expect(caption).to_have_text("Page 1: 11 records, newest updated first")
+        assert caption.evaluate("n => n.scrollWidth <= n.clientWidth && n.scrollHeight <= n.clientHeight")
+        box, holder = caption.bounding_box(), wrap.bounding_box()
+        assert box is not None and holder is not None
+        assert holder["x"] - 0.5 <= box["x"] and box["x"] + box["width"] <= holder["x"] + holder["width"] + 0.5
+        assert 0 <= box["x"] and box["x"] + box["width"] <= width
+        assert _inside(page, "table.records caption, table.records tbody td, table.records button.copy",
+                       "#records-holder .table-wrap") == []
+        # a narrow listing names each value's column beside it
+        if page.locator("table.records thead").evaluate("n => n.getBoundingClientRect().height") < 2:
+            first = page.locator("table.records tbody tr").first.locator("td").nth(3)
+            assert first.evaluate("n => getComputedStyle(n, '::before').content") == '"Scope"'

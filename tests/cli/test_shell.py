@@ -85,7 +85,7 @@ def test_refusals_exit_non_zero_with_a_clear_message(gateway: Any) -> None:
     k = mm("recall", "x", *url, "-k", "0")
     assert k.returncode == 2  # usage error: -k is 1..64
     both = mm("list", "--url", gateway.url, "--state-dir", "somewhere", "--identity", ID)
-    assert both.returncode == 2 and "either --url or --state-dir" in both.stderr
+    assert both.returncode == 2 and "give --url or --state-dir, not both" in both.stderr
 
 
 def test_unreachable_gateway_is_one_line_exit_1() -> None:
@@ -141,7 +141,7 @@ def test_erase_from_the_shell(gateway: Any) -> None:
     assert neither.returncode == 2 and "give a MEMORY_ID or --all" in neither.stderr
     assert "(not both)" not in neither.stderr  # it gave neither: the message does not speak of both
     both = mm("erase", "mem-x", "--all", *url)
-    assert both.returncode == 2 and "give a MEMORY_ID or --all (not both)" in both.stderr
+    assert both.returncode == 2 and "give MEMORY_ID or --all, not both" in both.stderr
     as_json(mm("remember", "a", "first", *url, "--json"))
     as_json(mm("remember", "b", "second", *url, "--json"))
     assert as_json(mm("erase", "--all", "--dry-run", *url, "--json"))["count"] == 2
@@ -354,3 +354,24 @@ def test_erasing_one_id_says_the_other_records_are_its_versions(gateway: Any) ->
     assert [r["title"] for r in as_json(mm("list", *url, "--json"))] == ["Bystander"]
     everything = mm("erase", "--all", "--yes", *url)
     assert " ".join(everything.stdout.split()) == "erased 1 record in identity scope 'versions:erase'"
+
+
+@pytest.mark.parametrize(("args", "pair"), [
+    (["update", "mem-x", "--identity", ID, "--ttl-s", "5", "--clear-expiry"], ("--ttl-s", "--clear-expiry")),
+    (["update", "mem-x", "--identity", ID, "--tag", "a", "--clear-tags"], ("--tag", "--clear-tags")),
+    (["erase", "mem-x", "--all", "--identity", ID], ("MEMORY_ID", "--all")),
+    (["list", "--identity", ID, "--url", "http://127.0.0.1:9", "--state-dir", "s"], ("--url", "--state-dir")),
+    (["mcp", "--identity", ID, "--url", "http://127.0.0.1:9", "--state-dir", "s"], ("--url", "--state-dir")),
+    (["backup", "d", "--url", "http://127.0.0.1:9", "--state-dir", "s"], ("--url", "--state-dir")),
+    (["export", "--url", "http://127.0.0.1:9", "--state-dir", "s"], ("--url", "--state-dir/--config")),
+    (["import", "--from", "mem0", "m", "--identity", "a", "--identity-from", "agent_id"],
+     ("--identity", "--identity-from/--identity-segment")),
+])
+def test_two_exclusive_options_are_refused_in_one_wording(tmp_path: Path, args: list[str],
+                                                          pair: tuple[str, str]) -> None:
+    """Every pair of options a command takes one of is refused by one rule, before anything is sent or opened:
+    a usage error naming both as typed, never a field name or a value (``--clear-expiry: true``)."""
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stderr.endswith(f"Error: give {pair[0]} or {pair[1]}, not both\n"), proc.stderr
+    assert not (tmp_path / "s").exists()

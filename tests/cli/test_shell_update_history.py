@@ -105,15 +105,17 @@ def test_update_refusals_are_the_gateways_exit_1(gateway: Any) -> None:
     history = mm("history", "mem-does-not-exist", *url)
     assert history.returncode == 1 and "not_found" in history.stderr and "mem-does-not-exist" in history.stderr
 
-    # nothing to change, or two exclusive options: usage errors (exit 2, as --tag with --clear-tags), in the
-    # options' names, before any call
+    # nothing to change: a usage error (exit 2, as --tag with --clear-tags), in the options' names, before any call
     nothing = mm("update", made["memory_id"], *url)
     assert nothing.returncode == 2
     assert "give at least one of --title, --body, --tag, --clear-tags, --metadata, --ttl-s, --clear-expiry" \
         in nothing.stderr
-    both = mm("update", made["memory_id"], "--ttl-s", "60", "--clear-expiry", *url)
-    assert both.returncode == 2 and "give --ttl-s or --clear-expiry, not both" in both.stderr
-    assert ": true" not in both.stderr
+    # two exclusive options: a usage error before anything is sent, worded as every such pair is
+    for pair in (["--ttl-s", "60", "--clear-expiry"], ["--tag", "x", "--clear-tags"]):
+        both = mm("update", made["memory_id"], *pair, *url)
+        named = f"give {pair[0]} or {pair[-1]}, not both"
+        assert both.returncode == 2 and f"Error: {named}\n" in both.stderr, both.stderr
+        assert "true" not in both.stderr and "exclusive" not in both.stderr
     assert as_json(mm("list", *url, "--json"))[0]["memory_id"] == made["memory_id"]  # nothing was written
 
 

@@ -227,7 +227,7 @@ BAD_PARAMS = [
     ("meta/agent_memory/forget", {"memory_id": " "}, "memory_id"),
     ("meta/agent_memory/forget", {}, "memory_id"),
     ("meta/agent_memory/update", {"memory_id": "m", "body": "  "}, "body"),
-    ("meta/agent_memory/update", {"memory_id": "m", "tags": [" "]}, "tags"),
+    ("meta/agent_memory/update", {"memory_id": "m", "tags": [" "]}, "tags.0"),
     ("meta/agent_memory/manifest", {"tier": "everything"}, "tier"),
     ("meta/agent_memory/manifest", {"k": 0}, "k"),
     ("meta/turn/inject", {"query_text": "x", "surface": "sidebar"}, "surface"),

@@ -33,7 +33,7 @@ def test_schema_offered_to_models(rpc: Rpc) -> None:
 def test_remember_update_forget_recall_roundtrip(rpc: Rpc) -> None:
     ident, session = uid(), uid("sess")
     out = rpc.tool(ident, {"action": "remember", "title": "  Coffee   order ", "body": " flat white, no sugar ",
-                           "tags": ["Drinks", "drinks", " "], "kind": "preference",
+                           "tags": ["Drinks", "drinks"], "kind": "preference",
                            "description": "what to order   at the cafe"}, session)
     assert out["is_error"] is False and out["exclude_from_indexing"] is True
     mid = memory_id_of(out["text"])
@@ -42,6 +42,9 @@ def test_remember_update_forget_recall_roundtrip(rpc: Rpc) -> None:
     assert (row["title"], row["body"], row["kind"], row["trust"], row["description"]) == (
         "Coffee order", "flat white, no sugar", "preference", "agent_observed", "what to order at the cafe")
     assert json.loads(row["tags"]) == ["drinks"]
+    # a blank tag is refused as the RPC refuses it, never dropped unseen
+    blank = rpc.tool(ident, {"action": "remember", "title": "Tea", "body": "green", "tags": ["drinks", " "]}, session)
+    assert blank["is_error"] is True and blank["text"] == "tags.1 must not be empty", blank
     assert json.loads(row["provenance"])["author"] == {"author": "agent", "identity": ident}
     # exact-content dedup
     again = rpc.tool(ident, {"action": "remember", "title": "Coffee order", "body": "flat white, no sugar"}, session)

@@ -41,7 +41,7 @@ def test_unicode_round_trips_through_remember_and_recall(fz: Fuzzed, title: str,
     out = fz.call("meta/agent_memory/remember", {"identity": ident, "title": title, "body": body, "tags": [tag]})
     # a title or body of only invisible or control characters, or a blank tag: refused naming one of them, nothing written
     broken = {name for name, text in (("title", want_title), ("body", want_body)) if shows_nothing(text)}
-    broken |= {"tags"} if not tag.strip() else set()
+    broken |= {"tags.0"} if not tag.strip() else set()
     if broken:
         assert out["error"]["data"]["field"] in broken, out
         assert fz.call("meta/agent_memory/manifest", {"identity": ident, "tier": "full"})["result"]["records"] == []

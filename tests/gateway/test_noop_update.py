@@ -104,7 +104,8 @@ def test_a_no_op_update_of_another_identitys_or_realms_record_reveals_nothing(ga
     for params in ({"identity": "intruder:1"}, {"identity": ID, "realm": "ops"}):
         err = gateway.error("meta/agent_memory/update", {**params, "memory_id": mine["memory_id"],
                                                          "title": "Badge", "body": "blue badge"})
-        assert err["code"] == unknown["code"] and err["data"] == unknown["data"], err
+        assert err["code"] == unknown["code"] == -32001, err
+        assert err["data"] == {**unknown["data"], "memory_id": mine["memory_id"]}, err
         assert "blue badge" not in str(err) and err["message"] == unknown["message"].replace("mem-nope",
                                                                                              mine["memory_id"])
     theirs = gateway.result("meta/agent_memory/remember", {"identity": ID, "realm": "ops", "title": "Badge",

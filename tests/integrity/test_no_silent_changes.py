@@ -86,7 +86,8 @@ def test_update_of_another_identitys_record_keeps_nothing_of_it(gw: GatewayProce
     owner, thief = uid(), uid()
     theirs = remember(gw, owner, "Secret plan", "only mine", ["private"])
     err = gw.error("meta/agent_memory/update", {"identity": thief, "memory_id": theirs["memory_id"], "tags": ["x"]})
-    assert err["code"] == -32040 and "does not exist" in err["message"]  # no hint that it exists elsewhere
+    # no hint that it exists elsewhere: an unknown memory record, as an unknown id is
+    assert err["code"] == -32001 and err["message"] == f"unknown memory record '{theirs['memory_id']}'"
     assert recall_all(gw, thief) == []
     assert recall_all(gw, owner)[0]["tags"] == ["private"]
 

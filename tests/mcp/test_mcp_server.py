@@ -248,7 +248,7 @@ def test_url_and_state_dir_together_are_refused(tmp_path: Path) -> None:
                            "--url", "http://127.0.0.1:9", "--state-dir", str(tmp_path / "s")],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2, proc.stderr
-    assert "give either --url or --state-dir, not both" in proc.stderr
+    assert "give --url or --state-dir, not both" in proc.stderr
     assert not (tmp_path / "s").exists()
 
 

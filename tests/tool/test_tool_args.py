@@ -31,7 +31,7 @@ def error(args: Any) -> str:
 def test_remember_normalises_title_body_and_description() -> None:
     got = parse_arguments(
         {"action": "remember", "title": "  Deploy\n  rule ", "body": "\n Needs approval. \n",
-         "description": " when   deploying ", "tags": [" ops ", "ops", "", "prod"]}
+         "description": " when   deploying ", "tags": [" ops ", "ops", "prod"]}
     )
     assert isinstance(got, RememberAction)
     assert got.record == RecordDraft(title="Deploy rule", body="Needs approval.", description="when deploying",
@@ -77,15 +77,23 @@ def test_operator_said_adds_the_epistemic_tag_once() -> None:
     assert got.record.trust == "agent_observed" and got.record.verification is None
 
 
+def test_a_blank_tag_is_refused_naming_it_as_the_rpc_does() -> None:
+    """A blank tag is no tag the model meant: refused by the RPC's rule, in its words, never dropped unseen."""
+    for blank in ("", "  ", "\t"):
+        assert error({"action": "remember", "title": "t", "body": "b", "tags": ["ops", blank]}) == (
+            "tags.1 must not be empty")
+    assert error({"action": "update", "memory_id": "mem-1", "title": "t", "body": "b", "tags": [""]}) == (
+        "tags.0 must not be empty")
+
+
 @pytest.mark.timeout(20)
 def test_a_flood_of_distinct_tags_is_read_in_one_pass() -> None:
     """Repeats are dropped in order in time linear in the count, so a model sending 200,000 distinct tags (some
     2 MB, under the request cap) is refused by the count rule within the bound (pairwise checks took minutes)."""
-    got = parse_arguments({"action": "remember", "title": "t", "body": "b", "tags": [" a", "b", "a ", "", "b", "c"]})
+    got = parse_arguments({"action": "remember", "title": "t", "body": "b", "tags": [" a", "b", "a ", "b", "c"]})
     assert got.record.tags == ("a", "b", "c")
-    flood = parse_arguments({"action": "remember", "title": "t", "body": "b",
-                             "tags": [f"t{i}" for i in range(200_000)]})
-    assert len(flood.record.tags) == 200_000  # the record rules (at most 32) refuse it where the write is judged
+    flood = {"action": "remember", "title": "t", "body": "b", "tags": [f"t{i}" for i in range(200_000)]}
+    assert error(flood) == "tags must contain at most 32 entries"  # the RPC's count rule, before any tag is read
 
 
 def test_verified_claim_needs_evidence_and_becomes_a_provenance_claim() -> None:

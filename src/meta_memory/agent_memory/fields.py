@@ -35,6 +35,7 @@ __all__ = [
     "compact_whitespace",
     "ascii_lower",
     "normalize_tags",
+    "check_given_tags",
     "check_text_field",
     "SHOWS_NOTHING_RULE",
     "hidden_text_rule",
@@ -157,20 +158,41 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
         raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
     out: set[str] = set()
     for index, tag in enumerate(raw):
-        if not isinstance(tag, str):
-            raise FieldError("tags must be an array of strings", "tags")
-        if "\x00" in tag:
-            raise FieldError(f"tags.{index} must not contain NUL characters", f"tags.{index}")
-        norm = ascii_lower(tag.strip())
-        if (rule := hidden_text_rule(f"tags.{index}", norm)) is not None:
-            raise FieldError(rule, f"tags.{index}")
-        if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
-            raise FieldError(f"tags.{index} must be at most {MAX_MEMORY_TAG_BYTES} bytes", f"tags.{index}")
-        if norm and shows_nothing(norm):
-            raise FieldError(f"tags.{index} {SHOWS_NOTHING_RULE}", f"tags.{index}")
-        if norm:
+        if norm := _one_tag(index, tag):
             out.add(norm)
     return tuple(sorted(out))
+
+
+def _one_tag(index: int, tag: object) -> str:
+    """Tag ``index`` of a list, trimmed and ASCII-lowercased (``""`` for a blank one), or the
+    :class:`FieldError` of the first rule of one tag it breaks (see :func:`normalize_tags`)."""
+    if not isinstance(tag, str):
+        raise FieldError("tags must be an array of strings", "tags")
+    if "\x00" in tag:
+        raise FieldError(f"tags.{index} must not contain NUL characters", f"tags.{index}")
+    norm = ascii_lower(tag.strip())
+    if (rule := hidden_text_rule(f"tags.{index}", norm)) is not None:
+        raise FieldError(rule, f"tags.{index}")
+    if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
+        raise FieldError(f"tags.{index} must be at most {MAX_MEMORY_TAG_BYTES} bytes", f"tags.{index}")
+    if norm and shows_nothing(norm):
+        raise FieldError(f"tags.{index} {SHOWS_NOTHING_RULE}", f"tags.{index}")
+    return norm
+
+
+def check_given_tags(tags: Iterable[object]) -> None:
+    """The rule of tags a caller gives (an RPC write or tag filter, a ``remember_batch`` item, the
+    ``memory`` tool's arguments): every rule :func:`normalize_tags` holds, in its order (the count of tags
+    as given, then each tag, named by its index ``i`` in ``tags`` as given, before repeats are dropped), and
+    none blank (empty or only white space), which :func:`normalize_tags` would drop unseen:
+    :class:`FieldError` ``tags.<i> must not be empty`` (``field`` ``tags.<i>``). Stored and imported
+    records keep :func:`normalize_tags` alone (a blank tag of a legacy file is dropped)."""
+    raw = list(tags)
+    if len(raw) > MAX_MEMORY_TAGS:
+        raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
+    for index, tag in enumerate(raw):
+        if not _one_tag(index, tag):
+            raise FieldError(f"tags.{index} must not be empty", f"tags.{index}")
 
 
 #: The byte cap of each text field of a record.

@@ -36,6 +36,7 @@ from meta_memory.agent_memory.batch import BatchKind, CreateOp, GateVerdict, Sta
 from meta_memory.agent_memory.erase import erased_writes, shown_texts
 from meta_memory.agent_memory.fields import (
     FieldError,
+    check_given_tags,
     check_text_field,
     compact_whitespace,
     normalize_metadata,
@@ -315,9 +316,10 @@ def prepare_items(items: Sequence[RememberItem], evidence: Sequence[EvidenceRef]
     prepared: list[NewMemoryRecord | AgentMemoryError] = []
     for i, item in enumerate(items):
         try:
-            blank = next((i for i, tag in enumerate(item.tags) if not tag.strip()), None)
-            if blank is not None:  # as a single remember's params refuse it
-                raise RecordFieldRefused(f"tags.{blank} must not be empty", f"tags.{blank}")
+            try:
+                check_given_tags(item.tags)  # as a single remember's params hold them
+            except FieldError as exc:
+                raise RecordFieldRefused(exc.rule, exc.field) from None
             record = app_record(item.title, item.body, item.tags, evidence, item.metadata, item.expires_at_ms)
             refuse_secrets(record, i)
             if refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):

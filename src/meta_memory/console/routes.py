@@ -4,6 +4,8 @@
 * ``GET /console/``         -> the Memory panel page (``static/index.html``);
 * ``GET /console/static/*`` -> its stylesheet and script.
 
+None takes a query parameter: one is refused (HTTP 400 naming it), as on every GET route of the gateway.
+
 The page is static: it holds no data and no secret. It asks for a bearer token
 once per browser session (``sessionStorage``), then calls ``POST /rpc`` and
 reads ``GET /events`` like any other client, so the gateway's authentication
@@ -27,6 +29,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..errors import echo
+from ..server.events import query_refusal
+
 __all__ = ["CONTENT_SECURITY_POLICY", "STATIC_DIR", "console_routes"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -44,12 +49,19 @@ _SECURITY_HEADERS = {
 
 
 class _Secured:
-    """ASGI wrapper adding the security headers to every response of ``app``."""
+    """ASGI wrapper adding the security headers to every response of ``app``, which takes no query
+    parameter: a request carrying one is refused (HTTP 400 naming it, the gateway's one rule for the query
+    of a GET route, :func:`~meta_memory.server.events.query_refusal`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self.app
+        if scope["type"] == "http":
+            request = Request(scope)
+            app = query_refusal(request, f"GET {echo(request.url.path)}", {}) or self.app
+
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
@@ -60,7 +72,7 @@ class _Secured:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        await app(scope, receive, send_with_headers)
 
 
 def console_routes(gateway: Any = None) -> list[BaseRoute]:
@@ -68,6 +80,10 @@ def console_routes(gateway: Any = None) -> list[BaseRoute]:
     the page talks to the gateway over HTTP like any client)."""
 
     async def page(request: Request) -> Response:
+        refused = query_refusal(request, "GET /console/", {})
+        if refused is not None:
+            refused.headers.update(_SECURITY_HEADERS)
+            return refused
         return FileResponse(
             STATIC_DIR / "index.html",
             media_type="text/html; charset=utf-8",
@@ -75,7 +91,7 @@ def console_routes(gateway: Any = None) -> list[BaseRoute]:
         )
 
     async def redirect(request: Request) -> Response:
-        return RedirectResponse(url="/console/", status_code=307)
+        return query_refusal(request, "GET /console", {}) or RedirectResponse(url="/console/", status_code=307)
 
     return [
         Route("/console", redirect, methods=["GET"]),

@@ -34,7 +34,7 @@ import click
 from click.core import ParameterSource
 
 from ..limits import MAX_TTL_S
-from ..shell import gateway_url_option, no_state_dir, realm_option, token_hint, token_option, unreachable
+from ..shell import gateway_url_option, no_state_dir, not_both, realm_option, token_hint, token_option, unreachable
 from ..terminal import one_line
 
 #: Up to this many noted lines, an import names each; past it, it counts them by reason (``--verbose``: each).
@@ -201,8 +201,8 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
 
     if url is not None:
         ctx = click.get_current_context()
-        if ctx.get_parameter_source("state_dir") is not ParameterSource.DEFAULT or config_path is not None:
-            raise click.UsageError("give either --url (a running gateway) or --state-dir/--config, not both")
+        not_both("--url", True, "--state-dir/--config",
+                 ctx.get_parameter_source("state_dir") is not ParameterSource.DEFAULT or config_path is not None)
         if key_file is not None:
             raise click.UsageError("--key-file signs a local export; a gateway signs with its own installation key "
                                    "(its state directory's export.key, or the installation_keys table on "
@@ -508,8 +508,8 @@ def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path
         raise click.UsageError("--identity-segment applies to --from langgraph")
     if system == "langgraph" and (identity_from is not None or history is not None):
         raise click.UsageError("--identity-from and --mem0-history apply to --from mem0")
-    if identity is not None and (identity_from is not None or identity_segment is not None):
-        raise click.UsageError("give --identity or --identity-from/--identity-segment, not both")
+    not_both("--identity", identity is not None, "--identity-from/--identity-segment",
+             identity_from is not None or identity_segment is not None)
     now_ms = SystemClock().now_ms()
     skipped: list[ForeignNote] = []
     closer: Any = None

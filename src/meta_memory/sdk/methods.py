@@ -295,9 +295,10 @@ class HandleMethods:
         ``ttl_s`` or ``clear_expiry`` is required; ``tags=[]`` clears the tags; a ``metadata`` object replaces
         the prior's whole, ``{}`` clears it). Expiry: ``ttl_s`` (seconds) sets a new one from now,
         ``clear_expiry=True`` removes it, neither keeps the prior's. An expired record is not active:
-        updating it raises ``AgentMemoryError``. An update that changes nothing (the same title, body, tags,
-        metadata, expiry and trust tier) writes nothing: the answer is the current version, ``supersedes``
-        ``None``."""
+        updating it raises ``AgentMemoryError``, as a superseded or forgotten version does. An id that names
+        no record of the identity (unknown, another identity's or realm's, erased) raises ``RecordNotFound``
+        (-32001). An update that changes nothing (the same title, body, tags, metadata, expiry and trust
+        tier) writes nothing: the answer is the current version, ``supersedes`` ``None``."""
         return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm,
                        ttl_s=ttl_s, clear_expiry=clear_expiry or None, metadata=metadata)
 

@@ -85,14 +85,14 @@ class GatewayUnreachable(ConnectionError):
 
     def __init__(self, url: str, cause: Exception, timeout_s: float | None = None, *,
                  speaks_http: bool = False) -> None:
-        dropped = isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+        dropped = _dropped(cause)
         self.maybe_tls = url.startswith("http://") and dropped and not speaks_http
         self.untrusted_certificate = url.startswith("https://") and _certificate_refused(cause)
         self.unanswered = isinstance(cause, httpx.ReadTimeout) or (dropped and not self.maybe_tls)
         if self.unanswered:
             within = f"within {timeout_s:g} s" if timeout_s is not None else "in time"
             what = (f"did not answer {within}" if isinstance(cause, httpx.ReadTimeout) else
-                    f"closed the connection without answering ({str(cause).rstrip('.')}; it may have stopped or restarted)")
+                    "closed the connection without answering (it may have stopped or restarted)")
             super().__init__(f"the meta-memory gateway at {url} was sent the call but {what}: "
                              "the call may or may not have been applied; check before repeating a write (e.g. "
                              "`meta-memory recall` or `meta-memory list`, or the record's history)")
@@ -103,7 +103,7 @@ class GatewayUnreachable(ConnectionError):
         if self.untrusted_certificate:
             hint = ("; something answers there with a TLS certificate this client does not trust: for a gateway "
                     "serving a self-signed or private-CA certificate, set SSL_CERT_FILE to that CA's PEM file")
-        super().__init__(f"cannot reach the meta-memory gateway at {url}: {cause}{hint}")
+        super().__init__(f"cannot reach the meta-memory gateway at {url}: {failure_reason(cause, timeout_s)}{hint}")
         self.url = url
 
     @property
@@ -111,6 +111,55 @@ class GatewayUnreachable(ConnectionError):
         """Whether the message already says what to do (an HTTPS gateway asked over HTTP, a certificate not
         trusted, a call sent and not answered), so "nothing listens there" hints do not apply."""
         return self.maybe_tls or self.untrusted_certificate or self.unanswered
+
+
+def _dropped(cause: BaseException) -> bool:
+    """Whether ``cause`` (an httpx error) is a connection closed or reset without an answer: what httpx's sync
+    client raises as ``RemoteProtocolError`` ("Server disconnected") its async one may raise as ``ReadError``."""
+    return isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+
+
+def _innermost_os_error(cause: BaseException) -> OSError | None:
+    """The innermost operating-system error under ``cause`` that names what failed by its ``errno`` (a
+    refused connection, a host name that does not resolve), past wrappers that name none (the async
+    backend's ``OSError("All connection attempts failed")``); ``None`` when there is none."""
+    found: OSError | None = None
+    seen: BaseException | None = cause
+    for _ in range(8):  # the chain httpx -> httpcore -> anyio -> socket is short
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and isinstance(seen.errno, int) and seen.errno != 0:
+            found = seen
+        seen = seen.__cause__ or seen.__context__
+    return found
+
+
+def failure_reason(cause: BaseException, timeout_s: float | None) -> str:
+    """What failed when a call to a gateway failed in transport (``cause``, an httpx error), worded alike
+    whichever client (sync or async) and network backend raised it, so both handles say the same:
+    ``connection refused`` (any operating-system error: its errno's text, never the backend's wrapper),
+    ``the host name did not resolve (Name or service not known)``, ``no connection within 30 s`` (a connect,
+    TLS handshake or pool wait that did not end within ``timeout_s``), ``the call was not sent within 30 s``,
+    ``the connection was closed without an answer``; a TLS refusal keeps the TLS library's words."""
+    import socket
+    import ssl
+
+    within = f"within {timeout_s:g} s" if timeout_s is not None else "in time"
+    if isinstance(cause, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+        return f"no connection {within}"
+    if isinstance(cause, httpx.WriteTimeout):
+        return f"the call was not sent {within}"
+    if _dropped(cause):
+        return "the connection was closed without an answer"
+    error = _innermost_os_error(cause)
+    if isinstance(error, ssl.SSLError):
+        return str(error)
+    if isinstance(error, socket.gaierror):
+        return f"the host name did not resolve ({error.strerror})"
+    if error is not None and error.errno is not None:
+        said = os.strerror(error.errno)
+        return said[:1].lower() + said[1:]
+    return str(cause).rstrip(".") or type(cause).__name__
 
 
 def _accepting(url: str) -> bool:
@@ -129,8 +178,7 @@ def _accepting(url: str) -> bool:
 def _probes(url: str, exc: Exception, answered: bool) -> bool:
     """Whether the error of ``exc`` depends on whether something still accepts connections at ``url``: an
     ``http://`` connection closed without an answer, from a URL that has not answered its client."""
-    return (not answered and url.startswith("http://")
-            and isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)))
+    return not answered and url.startswith("http://") and _dropped(exc)
 
 
 def transport_failure(url: str, exc: Exception, timeout_s: float | None, *, answered: bool,
@@ -459,8 +507,12 @@ class _HttpCalls:
     def _payload(self, method: str, params: dict[str, Any] | None) -> bytes:
         return encode_request(method, params, next(self._ids))
 
-    def _late(self) -> GatewayUnreachable:
-        return GatewayUnreachable(self.url, httpx.ReadTimeout("the answer did not end in time"), self.timeout_s)
+    def _late(self, stage: str) -> GatewayUnreachable:
+        """The error of a call whose ``timeout_s`` passed at ``stage`` (``"connect"``, ``"send"``, ``"answer"``),
+        as the sync client's own timeout of that stage reads (:func:`failure_reason`): only a call whose
+        request was sent whole is one that may have been applied."""
+        late = {"connect": httpx.ConnectTimeout, "send": httpx.WriteTimeout}.get(stage, httpx.ReadTimeout)
+        return GatewayUnreachable(self.url, late("the call's timeout_s passed"), self.timeout_s)
 
     def _opened(self, resp: httpx.Response) -> _Body:
         """The body to gather for ``resp``: refused when its declared length is already over
@@ -605,14 +657,24 @@ class AsyncHttpTransport(_HttpCalls):
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
         payload = self._payload(method, params)
+        stage = "connect"  # how far the call got when its time ran out: connect, send, answer
+
+        async def trace(event: str, info: dict[str, Any]) -> None:  # httpcore's trace extension
+            nonlocal stage
+            if event.endswith(".send_request_headers.started"):
+                stage = "send"
+            elif event.endswith(".send_request_body.complete"):
+                stage = "answer"
+
         try:
             async with asyncio.timeout(self.timeout_s):
-                async with self._client().stream("POST", self.url, content=payload, headers=_JSON_HEADERS) as resp:
+                async with self._client().stream("POST", self.url, content=payload, headers=_JSON_HEADERS,
+                                                 extensions={"trace": trace}) as resp:
                     body = self._opened(resp)
                     async for chunk in resp.aiter_raw():
                         body.gather(chunk)
         except TimeoutError:
-            raise self._late() from None
+            raise self._late(stage) from None
         except httpx.TransportError as exc:
             # the probe's connect runs off the event loop
             accepting = await asyncio.to_thread(_accepting, self.url) if _probes(self.url, exc, self._answered) else True

@@ -75,7 +75,7 @@ from ..rpc.dispatch import encode, error_response
 from ..rpc.registry import CallContext
 from .config import normalise_host
 from .connections import ConnectionTerms
-from .events import EventsEndpoint, url_token_refusal
+from .events import EventsEndpoint, query_refusal, url_token_refusal
 from .gateway import Gateway
 from .perimeter import Perimeter, PerimeterRules, json_refusal, rpc_media_type_refusal
 
@@ -371,6 +371,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         return StreamingResponse(_pieces(answer.parts), media_type=_JSON, headers=headers)
 
     async def health(request: Request) -> Response:
+        refused = query_refusal(request, "GET /v1/health", {})
+        if refused is not None:
+            return refused
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
 
     async def ready(request: Request) -> Response:
@@ -383,6 +386,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
             if exc.reason != "missing_token":  # a token sent and refused: 401, as on /rpc
                 return _auth_error(exc)
             principal = None  # no token where tokens guard the gateway: the short answer, never a 401
+        refused = query_refusal(request, "GET /v1/ready", {})
+        if refused is not None:
+            return refused
         readiness = gateway.runtime.readiness
         if readiness is None:  # pragma: no cover - a runtime always builds one
             return JSONResponse({"status": "ready", "failing": []}, headers=_NO_STORE)
@@ -408,8 +414,14 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
             if not gateway.runtime.access.holds_unscoped(principal, "operator.status"):
                 denied = AccessDenied("operator.status", "metrics")
                 return Response(encode(error_response(None, denied)), status_code=403, media_type=_JSON)
+        refused = query_refusal(request, "GET /metrics", {})
+        if refused is not None:
+            return refused
         body = await run_in_threadpool(observability.metrics.render)
         return Response(body, media_type=CONTENT_TYPE)
+
+    async def root(request: Request) -> Response:
+        return query_refusal(request, "GET /", {}) or RedirectResponse("/console/")
 
     events = EventsEndpoint(gateway, _auth_error)
     observability.metrics.watch_subscribers(lambda: events.open)
@@ -419,7 +431,7 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         Route("/v1/ready", ready, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/events", events.handle, methods=["GET"]),
-        Route("/", lambda request: RedirectResponse("/console/"), methods=["GET"]),
+        Route("/", root, methods=["GET"]),
     ]
     try:
         from ..console.routes import console_routes

@@ -19,9 +19,9 @@ from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.filters import FilterNode
 from ..agent_memory.list_cursor import decode_cursor, encode_cursor
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
-from ..agent_memory.writes import KEEP_EXPIRY, KeepExpiry, RememberItem
+from ..agent_memory.writes import KEEP_EXPIRY, KeepExpiry, PriorNotFound, RememberItem
 from ..deadline import Deadline, bound
-from ..errors import AgentMemoryError, InvalidParams, MetaError, ValueRuleBroken
+from ..errors import AgentMemoryError, InvalidParams, MetaError, RecordNotFound, ValueRuleBroken
 from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
@@ -236,15 +236,20 @@ class AgentMemoryService:
         an update that changes nothing (the same title, body, tags, metadata, expiry and trust tier as the
         current version) writes nothing and emits no event: ``memory_id`` and ``record`` are the current
         version's, ``supersedes`` is ``None``.
-        Raises ``AgentMemoryError`` when the prior does not exist, is not active (an expired record is not)
-        or is in another scope, or when nothing is given."""
+        Raises ``RecordNotFound`` (-32001, ``unknown memory record '<id>'``) when ``memory_id`` names no
+        record of the identity in ``realm`` (an unknown id, another identity's or realm's record, an erased
+        one: told alike, as ``history`` and ``erase`` tell them), ``AgentMemoryError`` (-32040) when the
+        record is not active (superseded, forgotten, expired), or when nothing is given."""
         expiry: int | None | KeepExpiry = KEEP_EXPIRY
         if ttl_s is not None:
             expiry = self._expiry(ttl_s)
         elif clear_expiry:
             expiry = None
-        record, prior = record_writes.update(self.store, realm, identity, memory_id, title, body, tags,
-                                             expiry=expiry, metadata=metadata)
+        try:
+            record, prior = record_writes.update(self.store, realm, identity, memory_id, title, body, tags,
+                                                 expiry=expiry, metadata=metadata)
+        except PriorNotFound as exc:
+            raise RecordNotFound(exc.memory_id) from None
         if prior is not None:
             self._event("memory.record.updated", identity,
                         {"realm": realm, "record_id": record.memory_id, "supersedes": prior})

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..shell import gateway_url_option, no_state_dir, token_hint, token_option, unreachable
+from ..shell import gateway_url_option, no_state_dir, not_both, token_hint, token_option, unreachable
 
 __all__ = ["backup_command", "register"]
 
@@ -58,7 +58,8 @@ def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Pa
     With --url, DEST is on the gateway's machine: an absolute path inside its [gateway] backup_dir, or a
     path relative to backup_dir ("backup --url URL nightly" writes backup_dir/nightly). With
     --state-dir, a relative DEST is relative to the current directory."""
-    if (url is None) == (state_dir is None):
+    not_both("--url", url is not None, "--state-dir", state_dir is not None)
+    if url is None and state_dir is None:
         raise click.UsageError("give either --url (a running gateway) or --state-dir (a stopped installation)")
     if url is not None and config_path is not None:
         raise click.UsageError("--config applies to --state-dir only (the gateway uses its own)")

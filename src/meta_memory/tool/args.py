@@ -36,7 +36,7 @@ from typing import Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from meta_memory import strict_json
-from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
+from meta_memory.agent_memory.fields import FieldError, check_given_tags, check_ttl_s, memory_id_ref
 from meta_memory.errors import echo
 from meta_memory.integrations.langgraph_items import TAG_PREFIX as ITEM_TAG_PREFIX
 from meta_memory.limits import MAX_MEMORY_ENTRIES, MAX_TTL_S
@@ -95,7 +95,7 @@ class RecordDraft:
         title: whitespace-compacted, non-empty.
         body: trimmed, non-empty.
         description: whitespace-compacted (``""`` when absent).
-        tags: as given (trimmed, blanks and repeats dropped), plus
+        tags: as given (trimmed, repeats dropped; a blank one is refused), plus
             ``epistemic:operator_said`` for that status; the store normalises further.
         kind: one of :data:`~meta_memory.tool.schema.RECORD_KINDS`.
         epistemic: the status the model declared (informational; not stored as a field).
@@ -233,17 +233,23 @@ class _Arguments(BaseModel):
 
 
 def _distinct_tags(raw: list[str] | None) -> list[str]:
-    """The tags given, trimmed, blanks and repeats dropped. Raises :class:`ToolArgumentError` for a tag the
-    LangGraph store's items reserve (:data:`~meta_memory.integrations.langgraph_items.TAG_PREFIX`, any case):
-    a model's record must never read back as an item the application wrote."""
+    """The tags given, trimmed, repeats dropped. Raises :class:`ToolArgumentError` for a tag the RPC refuses
+    an application (:func:`~meta_memory.agent_memory.fields.check_given_tags`, its text: ``tags.1 must not be
+    empty``; a blank tag is refused, never dropped unseen, and every rule names the tag by its place in the
+    list sent), and for a tag the LangGraph store's items reserve
+    (:data:`~meta_memory.integrations.langgraph_items.TAG_PREFIX`, any case): a model's record must never
+    read back as an item the application wrote."""
+    try:
+        check_given_tags(raw or ())
+    except FieldError as exc:
+        raise ToolArgumentError(exc.rule) from None
     out: dict[str, None] = {}  # ordered and linear: a call may send tens of thousands before the count cap
     for index, tag in enumerate(raw or ()):
         tag = tag.strip()
         if tag[:len(ITEM_TAG_PREFIX)].lower() == ITEM_TAG_PREFIX:
             raise ToolArgumentError(f"`tags[{index}]`: tags beginning '{ITEM_TAG_PREFIX}' are reserved for the "
                                     "application's LangGraph store items")
-        if tag:
-            out[tag] = None
+        out[tag] = None
     return list(out)
 
 

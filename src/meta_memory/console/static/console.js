@@ -893,6 +893,8 @@
         el("td", { title: r.trust }, String(r.trust || "").replace(/_/g, " ")),
         el("td", { class: "num" }, String(r.body_bytes)),
         el("td", { class: "nowrap" }, idCell(r.id)));
+      // each cell names its column, which a listing too narrow for the columns shows beside the value
+      Array.from(row.children).forEach((cell, n) => { cell.dataset.label = headers[n]; });
       toggle.addEventListener("click", () => togglePreview(row, toggle, paneId, realm, r, headers.length));
       body.append(row);
     });

@@ -23,6 +23,7 @@ from pydantic import (
 
 from ...agent_memory.fields import (
     FieldError,
+    check_given_tags,
     memory_id_ref,
     normalize_tags,
 )
@@ -68,20 +69,14 @@ def _nbytes(text: str) -> int:
 
 
 def _tags(value: list[str] | None) -> list[str] | None:
-    """The wire shape of a write's ``tags``: strings, none blank (the caps and the normalisation are the
-    write planner's, :func:`~meta_memory.agent_memory.writes.app_record`)."""
+    """A write's ``tags`` as given: each tag held to the rule of a caller's tags
+    (:func:`~meta_memory.agent_memory.fields.check_given_tags`: none blank, each named ``tags.<i>``); the
+    count cap and the normalisation are the write planner's (:func:`~meta_memory.agent_memory.writes.app_record`).
+    A :class:`~meta_memory.agent_memory.fields.FieldError` is a ``ValueError``: raised as it is, so the
+    refusal names the tag (``tags.1``)."""
     if value is not None:
-        _blank_tags_refused(value)
+        check_given_tags(value)
     return value
-
-
-def _blank_tags_refused(value: list[str]) -> None:
-    """Refuse a blank tag (empty, or whitespace only) in a write's ``tags`` or a listing's tag filter:
-    :class:`FieldError` ``tags.<i> must not be empty`` naming the first by its index, as the other
-    one-tag rules name it (:func:`~meta_memory.agent_memory.fields.normalize_tags`)."""
-    for index, tag in enumerate(value):
-        if isinstance(tag, str) and not tag.strip():
-            raise FieldError(f"tags.{index} must not be empty", f"tags.{index}")
 
 
 class _FilterParams(IdentityParams):
@@ -368,7 +363,7 @@ class ListParams(_FilterParams):
         if value is None:
             return None
         # a blank tag is refused as a write's is: normalised away, it would widen the filter to every record
-        _blank_tags_refused(value)
+        check_given_tags(value)
         # a FieldError is a ValueError: raised as it is, so a rule about one tag names it (``tags.0``)
         return list(normalize_tags(value))
 
