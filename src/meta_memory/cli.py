@@ -9,12 +9,13 @@ Exit codes: 0 success, 1 a refusal (startup refused, bad config), 2 usage error.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -23,6 +24,8 @@ from .errors import ConfigError, StartupError
 from .shell import gateway_url_option, not_both, realm_option, token_option
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping
+
     from .config import MetaConfig
     from .runtime import Runtime
 
@@ -87,7 +90,35 @@ def _fail(exc: Exception) -> None:
 SERVING_COMMANDS = frozenset({"serve", "gateway", "mcp"})
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose ``lazy`` subcommands are imported when first named (run, or listed by ``--help``).
+
+    ``lazy`` maps a command name to ``"module:attribute"`` (a :class:`click.Command`); once loaded the command
+    is added like any other, so ``list_commands``/``get_command`` (and ``--help``) show the same group as
+    eager registration would. A command that only one invocation in many uses (``token``) thus costs the
+    others nothing at start-up.
+    """
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, str] = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.lazy.pop(cmd_name, None)
+        if target is not None:
+            module_name, _, attribute = target.partition(":")
+            command = getattr(importlib.import_module(module_name), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{target} is not a click command")
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, lazy={"token": "meta_memory.access.cli:token_group"},
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="meta-memory")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -483,12 +514,6 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     sys.exit(0)
 
 
-def _register_token_group() -> None:
-    from .access.cli import token_group
-
-    main.add_command(token_group)
-
-
 def _register_memory_commands() -> None:
     from .portability.cli import register as register_portability
     from .shell import register
@@ -499,7 +524,6 @@ def _register_memory_commands() -> None:
     register_backup(main)
 
 
-_register_token_group()
 _register_memory_commands()
 
 

@@ -13,8 +13,13 @@ from meta_memory.cli import main
 def _every_command() -> list[list[str]]:
     found: list[list[str]] = [[]]
 
+    def _subcommands(group: click.Group) -> list[tuple[str, click.Command]]:
+        with click.Context(group) as ctx:  # as --help lists them: a lazily loaded command included
+            found = [(name, group.get_command(ctx, name)) for name in group.list_commands(ctx)]
+        return [(name, command) for name, command in found if command is not None]
+
     def walk(group: click.Group, path: list[str]) -> None:
-        for name, command in sorted(group.commands.items()):
+        for name, command in _subcommands(group):
             found.append([*path, name])
             if isinstance(command, click.Group):
                 walk(command, [*path, name])

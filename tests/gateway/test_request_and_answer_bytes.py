@@ -21,7 +21,7 @@ import pytest
 from meta_memory.config import parse_config
 from meta_memory.errors import ConfigError
 from meta_memory.limits import TOKENLESS_MAX_REQUEST_BYTES, TOKENLESS_MAX_RESPONSE_BYTES
-from support import GatewayProcess, access_toml, jsonrpc_lines, write_config
+from support import GatewayProcess, access_toml, jsonrpc_lines, start_gateway, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -182,11 +182,17 @@ def test_a_refused_token_is_answered_401_before_the_body_is_sent(tokens_only: Ga
     assert json.loads(body)["error"]["data"]["action"] == "authenticate"
 
 
-@pytest.fixture
-def guarded(gateway_factory: Any, tmp_path: Path) -> GatewayProcess:
-    """Access control on with a token: a caller without one is served under ``anyone`` rules."""
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """Access control on with a token: a caller without one is served under ``anyone`` rules.
+
+    One gateway for the module's tests that use it: they only read (``meta/capabilities``, discover
+    batches) and close every connection they open, so none sees another's state."""
+    tmp_path = tmp_path_factory.mktemp("guarded")
     text = access_toml({TOKEN: "reader"}, [("reader", "operator.status")])
-    return gateway_factory(tmp_path / "s", config=write_config(tmp_path / "c.toml", text))
+    gw = start_gateway(tmp_path / "s", config=write_config(tmp_path / "c.toml", text))
+    yield gw
+    gw.discard()
 
 
 def test_a_caller_without_a_token_has_a_small_body_cap_judged_before_reading(guarded: GatewayProcess) -> None:

@@ -8,11 +8,15 @@
 * :mod:`.cli` — ``meta-memory token hash``.
 """
 
-from .config import ACTIONS, AccessConfig, hash_token, parse_access_section
-from .policy import AccessPolicy, ReadOnlyConsole
-from .principal import ANONYMOUS, AuthenticationFailed, Principal, authenticate
-from .requirements import PUBLIC, Requirement, Requires, anywhere, authorize, on_identity, requires, unscoped
-from .resources import IdentityAttributes, Resource, Resources, roster_directory
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import ACTIONS, AccessConfig, hash_token, parse_access_section
+    from .policy import AccessPolicy, ReadOnlyConsole
+    from .principal import ANONYMOUS, AuthenticationFailed, Principal, authenticate
+    from .requirements import PUBLIC, Requirement, Requires, anywhere, authorize, on_identity, requires, unscoped
+    from .resources import IdentityAttributes, Resource, Resources, roster_directory
 
 __all__ = [
     "ACTIONS",
@@ -38,3 +42,42 @@ __all__ = [
     "roster_directory",
     "unscoped",
 ]
+
+#: Where each public name is defined (a module of this package): a name is imported on first use, so a
+#: module that needs only the method requirements (the method table a ``--url`` command reads) does not load
+#: the ``[access]`` configuration models.
+_HOMES = {
+    "ACTIONS": "config",
+    "ANONYMOUS": "principal",
+    "AccessConfig": "config",
+    "AccessPolicy": "policy",
+    "AuthenticationFailed": "principal",
+    "IdentityAttributes": "resources",
+    "PUBLIC": "requirements",
+    "Principal": "principal",
+    "ReadOnlyConsole": "policy",
+    "Requirement": "requirements",
+    "Requires": "requirements",
+    "Resource": "resources",
+    "Resources": "resources",
+    "anywhere": "requirements",
+    "authenticate": "principal",
+    "authorize": "requirements",
+    "hash_token": "config",
+    "on_identity": "requirements",
+    "parse_access_section": "config",
+    "requires": "requirements",
+    "roster_directory": "resources",
+    "unscoped": "requirements",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

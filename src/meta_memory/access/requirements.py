@@ -31,12 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import AccessDenied
-from .policy import AccessPolicy, ReadOnlyConsole
-from .principal import Principal
 from .resources import Resource, Resources
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .policy import AccessPolicy
+    from .principal import Principal
 
 __all__ = [
     "PUBLIC",
@@ -244,6 +246,8 @@ def authorize(
     """
     needs = spec.requires(parsed, resources) if policy.enabled or policy.read_only else []
     if policy.read_only and spec.is_mutating(parsed):
+        from .policy import ReadOnlyConsole  # on use: the method table reads these requirements without the policy
+
         first = needs[0] if needs else None
         raise ReadOnlyConsole(first.action if first else spec.name, first.resource.label if first else None)
     policy.require_all(principal, needs)
