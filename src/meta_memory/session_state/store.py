@@ -109,7 +109,8 @@ def default_identity_limit(limit: int) -> int:
 def identity_total_limit(limit: int, identity_limit: int) -> int:
     """The rows one identity may hold in every realm together: half of ``limit`` (never below its quota in one
     realm), so an identity that may speak in every realm cannot fill the cap for the others by adding a quota
-    in each, while one confined to a realm cannot use up this room for a namesake in another."""
+    in each. Counted by name: one confined to a realm cannot use up this room for a namesake in another
+    while ``identity_limit`` is under half of ``limit``; at half or more it can (``docs/security.md``)."""
     return max(identity_limit, limit // 2)
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
