@@ -412,8 +412,13 @@ class SessionStateStore:
             sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
                     "WHERE realm = ? AND identity = ? AND session_key = ?",
                     (state.tainted_at_ms, state.source + QUOTA_SOURCE_SUFFIX, realm, ident, OVERFLOW_KEY))
-            _log.warning("session state of %s/%s is at its quota of %d rows: further taint of this identity is "
-                         "recorded on one row and taints all its sessions", realm, ident, self.identity_limit)
+            if realm == ALL_REALMS:
+                _log.warning("session state of %s is at its %d rows in every realm together: further taint of this "
+                             "identity is recorded on one row and taints all its sessions in every realm", ident,
+                             self.identity_total_limit)
+            else:
+                _log.warning("session state of %s/%s is at its quota of %d rows: further taint of this identity is "
+                             "recorded on one row and taints all its sessions", realm, ident, self.identity_limit)
         out.append(("tainted", session, state.source))
 
     @staticmethod
