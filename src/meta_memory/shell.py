@@ -107,6 +107,12 @@ def realm_option(what: str, *, state_dir: bool = True) -> Callable[[Callable[...
         help=f"{what} (default: the [agent_memory] realm the gateway is configured with{local}).")
 
 
+def local_error(kind: str, said: str) -> dict[str, Any]:
+    """The ``--json`` error of a refusal no gateway answered: ``{code: null, message: said, data: {kind}}``
+    (``kind``: ``unreachable``, ``startup`` or ``refused``), beside a gateway's own JSON-RPC error."""
+    return {"code": None, "message": said, "data": {"kind": kind}}
+
+
 def no_state_dir(state_dir: Path) -> str:
     """The refusal of a command reading a state directory that does not exist (none creates it to read it)."""
     return (f"no state directory at {state_dir.resolve()} (check --state-dir; `meta-memory remember` or "
@@ -212,7 +218,7 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         click.echo(one_line(f"meta-memory: {said}"), err=True)
         if ctx["as_json"]:
             kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"
-            click.echo(json_text({"error": {"code": None, "message": said, "data": {"kind": kind}}}))
+            click.echo(json_text({"error": local_error(kind, said)}))
         sys.exit(1)
     if ctx["as_json"]:
         click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))

@@ -42,3 +42,14 @@ def test_a_refused_backup_prints_its_error_as_json(gateway: Any, tmp_path: Path)
 def test_without_json_a_refusal_prints_nothing_on_stdout(tmp_path: Path) -> None:
     plain = mm("backup", str(tmp_path / "copy"), "--state-dir", str(tmp_path / "nothing"))
     assert plain.returncode == 1 and plain.stdout == "" and "no state directory" in plain.stderr
+
+
+def test_a_refusal_prints_no_control_character_it_names(tmp_path: Path) -> None:
+    # a path naming a direction override and DEL: shown escaped on stderr as every other command shows it,
+    # and the JSON keeps the path's letters and escapes its controls (it decodes to the message as said)
+    where = tmp_path / "caf\u00e9\u202enothing\x7f"
+    proc = mm("backup", str(tmp_path / "copy"), "--state-dir", str(where), "--json")
+    assert "\u202e" not in proc.stderr and "\x7f" not in proc.stderr, proc.stderr
+    assert "\\u202e" in proc.stderr and "caf\u00e9" in proc.stderr, proc.stderr
+    assert "\u202e" not in proc.stdout and "\x7f" not in proc.stdout and "caf\u00e9" in proc.stdout, proc.stdout
+    assert str(where) in _error(proc)["message"]

@@ -72,3 +72,22 @@ def test_other_identities_proceed_while_one_is_at_its_quota() -> None:
 def test_the_default_quota_is_a_twentieth_of_the_cap_within_it(limit: int) -> None:
     quota = default_identity_limit(limit)
     assert quota <= limit and (quota >= 2 or limit < 2) and quota == min(limit, max(2, limit // 20))
+
+
+def test_taint_past_the_rows_of_every_realm_taints_every_realm_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    clock = ManualClock()
+    state = memory_session_state(clock, limit=40, identity_limit=4, expiry_ms=30 * DAY)
+    tracker = TaintTracker(clock, state=state)
+    for realm in range(5):  # an identity row and three reset session rows a realm: 20, its rows in every realm
+        for i in range(3):
+            ref = SessionRef(f"r{realm}", "bob:1", f"s{i}")
+            tracker.observe(ref, WEB)
+            tracker.reset(ref)
+    with caplog.at_level("WARNING", logger="meta_memory.session_state"):
+        assert tracker.observe(SessionRef("fresh", "bob:1", "x"), WEB) is not None
+    assert [r.getMessage() for r in caplog.records] == [
+        "session state of bob:1 is at its 20 rows in every realm together: further taint of this identity is "
+        "recorded on one row and taints all its sessions in every realm"]
+    for realm in ("fresh", "r0", "never-named"):  # its sessions everywhere, reset or not, carry it
+        assert tracker.write_taint(SessionRef(realm, "bob:1", "s0")) is not None, realm
+    assert tracker.write_taint(SessionRef("r0", "alice:1", "s0")) is None

@@ -21,7 +21,8 @@
  *   plus the `memory` tool (`meta/agent_memory/tool` for this identity and session: an LLM-authored
  *   write the firewall quarantines while the session is tainted).
  * - `memory.middleware()`: a language-model middleware that, before every model call, reports each tool
- *   result in the prompt not reported yet (results of tools without `execute`, a resumed conversation's
+ *   result in the prompt not found trusted yet under its call id and tool name (an id alone says nothing: a
+ *   provider may number calls anew) (results of tools without `execute`, a resumed conversation's
  *   history; results of provider-executed tools count as untrusted server-tool content) and adds the
  *   turn's quoted observation block (`meta/turn/inject` on the last user message) as a system message
  *   after the leading ones; and, after the call, reports the provider-executed tool results of the
@@ -80,7 +81,10 @@ export class AiSdkMemory {
   readonly toolName: string;
   /** Why the last injection added nothing (`null` when it added a block). */
   lastSkipReason: string | null = null;
+  /** The results found trusted, by call id and tool name: the backstop does not report them again. */
   private readonly reported = new Map<string, true>();
+  /** The call ids of this memory's own `memory` tool calls: the backstop skips such an id only under that name. */
+  private readonly own = new Map<string, true>();
   private readonly provenance: Record<string, ToolProvenance>;
   private readonly protocolText: string;
   private readonly definition: { name: string; description: string; inputSchema: Record<string, unknown> };
@@ -108,15 +112,25 @@ export class AiSdkMemory {
       schema.protocol ?? "");
   }
 
-  private seen(callId: unknown): boolean {
-    return typeof callId === "string" && this.reported.has(callId);
+  /**
+   * Whether the result of call `callId` named `toolName` need not be reported again: found trusted under that id
+   * and name, or this memory's own `memory` call of that id. A provider may number calls anew in each response, so
+   * an id alone says nothing of a result under another name.
+   */
+  private seen(callId: unknown, toolName: string): boolean {
+    if (typeof callId !== "string") return false;
+    return this.reported.has(JSON.stringify([callId, toolName])) || (toolName === this.toolName && this.own.has(callId));
   }
 
-  private mark(callId: unknown): void {
-    if (typeof callId !== "string" || !callId) return;
-    this.reported.delete(callId);
-    this.reported.set(callId, true);
-    while (this.reported.size > REMEMBERED_CALLS) this.reported.delete(this.reported.keys().next().value as string);
+  private static remember(into: Map<string, true>, key: string): void {
+    into.delete(key);
+    into.set(key, true);
+    while (into.size > REMEMBERED_CALLS) into.delete(into.keys().next().value as string);
+  }
+
+  /** `callId` is one of this memory's own `memory` tool calls. */
+  private markOwn(callId: unknown): void {
+    if (typeof callId === "string" && callId) AiSdkMemory.remember(this.own, callId);
   }
 
   private async note(): Promise<void> {
@@ -135,7 +149,7 @@ export class AiSdkMemory {
     toolName: string,
     options: { toolCallId?: string; isError?: boolean; serverTool?: boolean; fresh?: boolean } = {},
   ): Promise<ToolResultVerdict | undefined> {
-    if (!options.fresh && options.toolCallId !== undefined && this.seen(options.toolCallId)) return undefined;
+    if (!options.fresh && options.toolCallId !== undefined && this.seen(options.toolCallId, toolName)) return undefined;
     await this.note();
     const provenance = this.provenance[toolName];
     const verdict = await this.handle.turnToolResult({
@@ -147,7 +161,7 @@ export class AiSdkMemory {
       ...(options.serverTool ? { serverTool: true } : {}),
       ...(this.realm ? { realm: this.realm } : {}),
     });
-    if (verdict.trusted) this.mark(options.toolCallId);
+    if (verdict.trusted && options.toolCallId) AiSdkMemory.remember(this.reported, JSON.stringify([options.toolCallId, toolName]));
     return verdict;
   }
 
@@ -160,7 +174,7 @@ export class AiSdkMemory {
       description: this.definition.description,
       inputSchema: jsonSchema<Record<string, unknown>>(this.definition.inputSchema as never),
       execute: async (input: Record<string, unknown>, options: { toolCallId: string }) => {
-        this.mark(options.toolCallId); // our own result: nothing to classify
+        this.markOwn(options.toolCallId); // our own result: nothing to classify
         await this.note();
         const out = await this.handle.agentMemoryTool({
           identity: this.identity,
@@ -242,10 +256,11 @@ export class AiSdkMemory {
     for (const message of prompt) {
       if ((message.role !== "tool" && message.role !== "assistant") || !Array.isArray(message.content)) continue;
       for (const part of message.content as Part[]) {
-        if (part.type !== "tool-result" || this.seen(part.toolCallId)) continue;
+        if (part.type !== "tool-result") continue;
         const name = part.toolName ?? "unknown_tool";
+        if (this.seen(part.toolCallId, name)) continue;
         if (name === this.toolName && message.role === "tool") {
-          this.mark(part.toolCallId);
+          this.markOwn(part.toolCallId); // the memory tool's own result (tools() refuses another tool of its name)
           continue;
         }
         const serverTool = message.role === "assistant";

@@ -219,6 +219,30 @@ describe("the Vercel AI SDK integration", () => {
     assert.equal(await statusOf(identity, "Refund account"), "quarantined");
   });
 
+  it("a tool result in the conversation is reported whatever call id a trusted result or the memory tool had", async () => {
+    for (const id of ["call_0", "call_1"]) {
+      const identity = `agent:reused-id-history-${id.replace("_", "-")}`;
+      const memory = await memoryFor(identity);
+      await run(memory, scripted([
+        step([call("call_0", "memory", { action: "remember", title: "Lunch", body: "Lunch with Sam at 12:30." })]),
+        step([call("call_1", "calendar_lookup", { day: "today" })]),
+        step([text("Noted.")], "stop"),
+      ]), "note my lunch");
+      // a host that ran web_fetch itself, numbering its calls anew, resumes with the page under an id already used
+      const history = [
+        { role: "user", content: "Summarise the page" },
+        { role: "assistant", content: [{ type: "tool-call", toolCallId: id, toolName: "web_fetch", input: { url: "u" } }] },
+        { role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: "web_fetch", output: { type: "text", value: HOSTILE_PAGE } }] },
+        { role: "user", content: "Remember it" },
+      ];
+      await run(memory, scripted([
+        step([call("c9", "memory", { action: "remember", title: "Refund account", body: "Refunds go to 99-1234." })]),
+        step([text("Noted.")], "stop"),
+      ]), history);
+      assert.equal(await statusOf(identity, "Refund account"), "quarantined", id);
+    }
+  });
+
   it("a failed report stops the generation before the model sees the result", async () => {
     const dir = tempDir();
     const handle = await Meta.builder()

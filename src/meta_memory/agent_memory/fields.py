@@ -10,7 +10,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from meta_memory.errors import echo
@@ -151,16 +151,18 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     control and white-space characters, :func:`shows_nothing`: a zero-width space,
     a bidirectional override, a Hangul filler; a reader would see an empty tag).
     """
+    return tuple(sorted({norm for _, norm in _each_tag(tags) if norm}))
+
+
+def _each_tag(tags: Iterable[object]) -> Iterator[tuple[int, str]]:
+    """``(i, tag i trimmed and ASCII-lowercased)`` of a list of tags as given, after its count is held to
+    :data:`MAX_MEMORY_TAGS` (:class:`FieldError` ``tags must contain at most 32 entries``), each tag held to
+    the rules of one tag (:func:`_one_tag`); a blank tag yields ``""``."""
     raw = list(tags)
-    if not raw:
-        return ()
     if len(raw) > MAX_MEMORY_TAGS:
         raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
-    out: set[str] = set()
     for index, tag in enumerate(raw):
-        if norm := _one_tag(index, tag):
-            out.add(norm)
-    return tuple(sorted(out))
+        yield index, _one_tag(index, tag)
 
 
 def _one_tag(index: int, tag: object) -> str:
@@ -187,11 +189,8 @@ def check_given_tags(tags: Iterable[object]) -> None:
     none blank (empty or only white space), which :func:`normalize_tags` would drop unseen:
     :class:`FieldError` ``tags.<i> must not be empty`` (``field`` ``tags.<i>``). Stored and imported
     records keep :func:`normalize_tags` alone (a blank tag of a legacy file is dropped)."""
-    raw = list(tags)
-    if len(raw) > MAX_MEMORY_TAGS:
-        raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
-    for index, tag in enumerate(raw):
-        if not _one_tag(index, tag):
+    for index, norm in _each_tag(tags):
+        if not norm:
             raise FieldError(f"tags.{index} must not be empty", f"tags.{index}")
 
 

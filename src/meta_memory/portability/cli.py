@@ -87,7 +87,6 @@ def _private_output(path: Path, *, force: bool) -> Any:
     truncated or written: a FIFO, a device, or a file another user planted where the export goes (``/tmp``)
     is theirs to read whatever mode is set. Refused with one line and exit 1."""
     import errno
-    import stat
 
     flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | (0 if force else os.O_EXCL)
     try:
@@ -98,21 +97,32 @@ def _private_output(path: Path, *, force: bool) -> Any:
             _refuse_existing(path)
         click.echo(one_line(f"meta-memory: cannot write the export to {path}: {exc.strerror}"), err=True)
         sys.exit(1)
-    info = os.fstat(fd)
+    try:
+        _refuse_not_ours(path, os.fstat(fd))
+    except SystemExit:
+        os.close(fd)
+        raise
+    os.set_blocking(fd, True)
+    os.ftruncate(fd, 0)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def _refuse_not_ours(path: Path, info: os.stat_result) -> None:
+    """The one rule of an existing export destination (``info``: its ``fstat`` once opened, or its ``lstat``
+    before a ``--force`` export is staged beside it): a regular file of this user, else one line on stderr
+    naming the problem and exit 1 (a FIFO, a device or a symbolic link, or a file another user planted)."""
+    import stat
+
     problem = None
     if not stat.S_ISREG(info.st_mode):
         problem = "it is not a regular file (a FIFO or a device would hand every memory to whoever reads it)"
     elif hasattr(os, "geteuid") and info.st_uid != os.geteuid():
         problem = f"it belongs to another user (uid {info.st_uid}), who could read every memory whatever its mode"
     if problem is not None:
-        os.close(fd)
         click.echo(one_line(f"meta-memory: refusing to write the export to {path}: {problem}; "
                             "remove it or name a new path"), err=True)
         sys.exit(1)
-    os.set_blocking(fd, True)
-    os.ftruncate(fd, 0)
-    os.fchmod(fd, 0o600)
-    return os.fdopen(fd, "w", encoding="utf-8")
 
 
 def _runtime(state_dir: Path, config_path: Path | None) -> Any:
@@ -134,20 +144,10 @@ def _open_output(path: Path, *, force: bool) -> tuple[Any, Path]:
     the path on success and :func:`_drop_output` removes it on a refusal, so a refused ``--force`` export
     (an unknown realm, an unreachable gateway) never destroys the file it was to replace."""
     import secrets
-    import stat
 
     if not (force and os.path.lexists(path)):
         return _private_output(path, force=force), path
-    info = os.lstat(path)
-    problem = None
-    if not stat.S_ISREG(info.st_mode):
-        problem = "it is not a regular file (a FIFO or a device would hand every memory to whoever reads it)"
-    elif hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-        problem = f"it belongs to another user (uid {info.st_uid}), who could read every memory whatever its mode"
-    if problem is not None:
-        click.echo(one_line(f"meta-memory: refusing to write the export to {path}: {problem}; "
-                            "remove it or name a new path"), err=True)
-        sys.exit(1)
+    _refuse_not_ours(path, os.lstat(path))
     staged = path.with_name(f".{path.name}.partial-{secrets.token_hex(4)}")
     return _private_output(staged, force=False), staged
 

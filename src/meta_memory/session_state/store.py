@@ -109,7 +109,8 @@ def default_identity_limit(limit: int) -> int:
 def identity_total_limit(limit: int, identity_limit: int) -> int:
     """The rows one identity may hold in every realm together: half of ``limit`` (never below its quota in one
     realm), so an identity that may speak in every realm cannot fill the cap for the others by adding a quota
-    in each, while one confined to a realm cannot use up this room for a namesake in another."""
+    in each. Counted by name: one confined to a realm cannot use up this room for a namesake in another
+    while ``identity_limit`` is under half of ``limit``; at half or more it can (``docs/security.md``)."""
     return max(identity_limit, limit // 2)
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
@@ -411,8 +412,13 @@ class SessionStateStore:
             sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
                     "WHERE realm = ? AND identity = ? AND session_key = ?",
                     (state.tainted_at_ms, state.source + QUOTA_SOURCE_SUFFIX, realm, ident, OVERFLOW_KEY))
-            _log.warning("session state of %s/%s is at its quota of %d rows: further taint of this identity is "
-                         "recorded on one row and taints all its sessions", realm, ident, self.identity_limit)
+            if realm == ALL_REALMS:
+                _log.warning("session state of %s is at its %d rows in every realm together: further taint of this "
+                             "identity is recorded on one row and taints all its sessions in every realm", ident,
+                             self.identity_total_limit)
+            else:
+                _log.warning("session state of %s/%s is at its quota of %d rows: further taint of this identity is "
+                             "recorded on one row and taints all its sessions", realm, ident, self.identity_limit)
         out.append(("tainted", session, state.source))
 
     @staticmethod

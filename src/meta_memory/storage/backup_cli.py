@@ -10,14 +10,22 @@ existing or disallowed ``DEST``, a busy directory, an unreachable gateway), 2 a 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..shell import gateway_url_option, no_state_dir, not_both, token_hint, token_option, unreachable
+from ..shell import (
+    gateway_url_option,
+    local_error,
+    no_state_dir,
+    not_both,
+    token_hint,
+    token_option,
+    unreachable,
+)
+from ..terminal import json_text, one_line
 
 __all__ = ["backup_command", "register"]
 
@@ -26,14 +34,14 @@ DEFAULT_TIMEOUT_S = 3600.0
 
 
 def _fail(message: str, error: dict[str, Any] | None = None) -> None:
-    """Print ``message`` on stderr and exit 1; under ``--json`` also ``{"error": error}`` on stdout (the
-    gateway's JSON-RPC error, or ``{code: null, message, data: {kind}}``), as the memory commands do."""
+    """Print ``message`` on stderr (one line, controls escaped) and exit 1; under ``--json`` also ``{"error":
+    error}`` on stdout (the gateway's JSON-RPC error, or :func:`~meta_memory.shell.local_error`: kind
+    ``refused`` when none is given), as the memory commands do."""
     said = " ".join(message.split())
-    click.echo(f"meta-memory: {said}", err=True)
+    click.echo(one_line(f"meta-memory: {said}"), err=True)
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.params.get("as_json"):
-        click.echo(json.dumps({"error": error or {"code": None, "message": said, "data": {"kind": "refused"}}},
-                              indent=2))
+        click.echo(json_text({"error": error or local_error("refused", said)}))
     sys.exit(1)
 
 
@@ -71,7 +79,7 @@ def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Pa
     for path in report.get("removed_partials") or []:
         click.echo(f"removed {path}: the unfinished working copy of a backup that was killed", err=True)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json_text(report))
         return
     click.echo(f"backed up {len(report['files'])} files ({report['bytes']} bytes) to {report['dest']} in "
                f"{report['seconds']} s; consistent as of {report['began_at_ms']} (UTC epoch ms)")
@@ -96,7 +104,7 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
               to_jsonable(exc.to_jsonrpc()))
     except GatewayUnreachable as exc:
         said = unreachable(exc)
-        _fail(said, {"code": None, "message": said, "data": {"kind": "unreachable"}})
+        _fail(said, local_error("unreachable", said))
     finally:
         transport.close()
     raise AssertionError("unreachable")  # pragma: no cover
@@ -111,7 +119,7 @@ def _local(state_dir: Path, config_path: Path | None, dest: Path) -> dict[str, A
     try:
         runtime = build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
-        _fail(str(exc), {"code": None, "message": " ".join(str(exc).split()), "data": {"kind": "startup"}})
+        _fail(str(exc), local_error("startup", " ".join(str(exc).split())))
     try:
         report: dict[str, Any] = runtime.backup(dest).to_dict()
         return report
