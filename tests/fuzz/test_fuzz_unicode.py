@@ -39,9 +39,9 @@ def test_unicode_round_trips_through_remember_and_recall(fz: Fuzzed, title: str,
         return
     ident = f"fuzz:uni:{fz.inputs}"  # a fresh scope per example (exact-content dedup would return an older record)
     out = fz.call("meta/agent_memory/remember", {"identity": ident, "title": title, "body": body, "tags": [tag]})
-    # a title or body of only invisible or control characters, or a blank tag: refused naming one of them, nothing written
+    # a title, body or tag of only invisible or control characters, or a blank tag: refused naming one of them, nothing written
     broken = {name for name, text in (("title", want_title), ("body", want_body)) if shows_nothing(text)}
-    broken |= {"tags.0"} if not tag.strip() else set()
+    broken |= {"tags.0"} if not tag.strip() or shows_nothing(tag.strip()) else set()
     if broken:
         assert out["error"]["data"]["field"] in broken, out
         assert fz.call("meta/agent_memory/manifest", {"identity": ident, "tier": "full"})["result"]["records"] == []
