@@ -38,28 +38,35 @@ def test_a_star_import_gives_every_listed_name(name: str) -> None:
     assert out.returncode == 0, out.stderr
 
 
-def test_a_command_sets_up_its_log_lines_without_prometheus() -> None:
-    """Every ``meta-memory`` command configures its log lines (``meta_memory.observability.logs``), and a
-    ``--url`` command uses the method table's helpers (``meta_memory.rpc.registry``); neither imports Prometheus,
-    which only a serving runtime's metrics need."""
-    code = ("import sys\nfrom meta_memory.observability.logs import configure_logging\nconfigure_logging('text')\n"
-            "import meta_memory.rpc.registry\n"
-            "loaded = [m for m in ('prometheus_client', 'meta_memory.observability.metrics') if m in sys.modules]\n"
-            "assert not loaded, loaded\n"
-            "from meta_memory.observability import Observability\n"
-            "assert 'meta_memory.observability.metrics' in sys.modules")
+@pytest.mark.parametrize(("setup", "absent", "then", "loaded"), [
+    # every ``meta-memory`` command configures its log lines (``meta_memory.observability.logs``), and a ``--url``
+    # command uses the method table's helpers (``meta_memory.rpc.registry``); neither imports Prometheus, which
+    # only a serving runtime's metrics need
+    ("from meta_memory.observability.logs import configure_logging\nconfigure_logging('text')\n"
+     "import meta_memory.rpc.registry",
+     ("prometheus_client", "meta_memory.observability.metrics"),
+     "from meta_memory.observability import Observability", "meta_memory.observability.metrics"),
+    # the method table a ``--url`` command reads (whose methods declare their access requirements) does not import
+    # the ``[access]`` configuration models or the policy, which only a serving runtime judging calls needs
+    ("import meta_memory.rpc.registry", ("meta_memory.access.config", "meta_memory.access.policy"),
+     "from meta_memory.access import AccessPolicy", "meta_memory.access.config"),
+], ids=["log_lines_without_prometheus", "method_table_without_access_configuration"])
+def test_a_command_loads_only_what_it_uses(setup: str, absent: tuple[str, ...], then: str, loaded: str) -> None:
+    """In a fresh interpreter, ``setup`` imports none of ``absent``; the public name ``then`` reads loads ``loaded``."""
+    code = (f"import sys\n{setup}\nloaded = [m for m in {absent!r} if m in sys.modules]\nassert not loaded, loaded\n"
+            f"{then}\nassert {loaded!r} in sys.modules")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
 
 
-def test_the_method_table_loads_without_the_access_configuration() -> None:
-    """A ``--url`` command reads the method table (``meta_memory.rpc.registry``, whose methods declare their
-    access requirements); it does not import the ``[access]`` configuration models or the policy, which only a
-    serving runtime judging calls needs."""
-    code = ("import sys\nimport meta_memory.rpc.registry\n"
-            "loaded = [m for m in ('meta_memory.access.config', 'meta_memory.access.policy') if m in sys.modules]\n"
-            "assert not loaded, loaded\n"
-            "from meta_memory.access import AccessPolicy\n"
-            "assert 'meta_memory.access.config' in sys.modules")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
+def test_a_lazy_name_is_its_home_modules_and_an_unknown_one_names_the_package() -> None:
+    """:func:`meta_memory.lazy_names.lazy_names`, the one rule every lazily loading package takes: a listed name
+    is the object of the module it names, a listed submodule the module itself, anything else an AttributeError
+    naming the package and the name."""
+    from meta_memory.lazy_names import lazy_names
+
+    get, _ = lazy_names("meta_memory.portability", {"export_jsonl": "exporter"}, modules=("format",))
+    assert get("export_jsonl") is importlib.import_module("meta_memory.portability.exporter").export_jsonl
+    assert get("format") is importlib.import_module("meta_memory.portability.format")
+    with pytest.raises(AttributeError, match="module 'meta_memory.portability' has no attribute 'import_jsonl'"):
+        get("import_jsonl")

@@ -8,8 +8,9 @@
 * :mod:`.cli` — ``meta-memory token hash``.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy_names import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import ACTIONS, AccessConfig, hash_token, parse_access_section
@@ -72,12 +73,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -11,8 +11,9 @@ command does) does not import the Prometheus metrics a serving runtime needs.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy_names import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import TelemetryConfig
@@ -24,12 +25,4 @@ __all__ = ["CallObservation", "Observability", "TelemetryConfig", "count_refused
 _HOMES = {"CallObservation": "core", "Observability": "core", "count_refused_write": "core", "TelemetryConfig": "config"}
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..lazy_names import lazy_names
+
 if TYPE_CHECKING:  # pragma: no cover
     from .exporter import ExportSummary, export_jsonl
     from .importer import ImportSummary, import_jsonl
@@ -22,20 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ExportSummary", "ImportSummary", "export_jsonl", "import_jsonl"]
 
 
-def __getattr__(name: str) -> object:
-    """``ExportSummary`` and ``export_jsonl`` from :mod:`.exporter`, ``ImportSummary`` and ``import_jsonl`` from
-    :mod:`.importer`, imported on first use; AttributeError for any other name."""
-    if name in ("ExportSummary", "export_jsonl"):
-        from . import exporter
+#: Where each public name is defined (a module of this package).
+_HOMES = {"ExportSummary": "exporter", "export_jsonl": "exporter", "ImportSummary": "importer",
+          "import_jsonl": "importer"}
 
-        return getattr(exporter, name)
-    if name in ("ImportSummary", "import_jsonl"):
-        from . import importer
-
-        return getattr(importer, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names, the ones loaded on first use included."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

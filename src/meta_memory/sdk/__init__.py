@@ -10,8 +10,9 @@ with ``--url``) does not import the embedded builder and the runtime it starts.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy_names import lazy_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import memory, models
@@ -36,16 +37,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """A public name of the SDK, imported from its module on first use; AttributeError for any other name."""
-    if name in ("memory", "models"):
-        return importlib.import_module(f"{__name__}.{name}")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-def __dir__() -> list[str]:
-    """The module's names, the ones loaded on first use included."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, modules=("memory", "models"))
