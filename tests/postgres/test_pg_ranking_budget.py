@@ -177,6 +177,35 @@ def test_a_first_round_past_its_share_is_cancelled_and_the_sample_answers_inside
     assert took < 0.5, took
 
 
+def test_costly_seeding_pairs_score_their_sample_first_with_the_budget_still_left(
+        store: PostgresAgentMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seeding pairs (``middle`` and ``common`` each held by more rows than the first round may read)
+    match 134 rows and each row the ranking reads sleeps 3 ms. Even when a first round leaves only the
+    recall's reserve after it (no room for a sample once it is stopped), the pairs' sample (10 rows) was
+    scored before the pairs' round began, so it answers inside the 500 ms budget."""
+    original = PostgresAgentMemoryStore._pruned_rows
+    match = "AND f.doc @@ %(tsq)s::tsquery"
+
+    def slow_rows(run: Any, ranked: str, params: Any, stats: Any, limit: int, run_short: Any = None,
+                  best: Any = None, run_first: Any = None) -> Any:
+        slow = ranked.replace(match, match + " AND length(pg_sleep(0.003 * (f.rid > 0)::int)::text) >= 0", 1)
+        return original(run, slow, params, stats, limit, run_short, best, run_first)
+
+    every = {r.id: s for r, s in _search(store, "common middle", N)}
+    monkeypatch.setattr(PostgresAgentMemoryStore, "_pruned_rows", staticmethod(slow_rows))
+    monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", 10)  # middle's 134 rows are too many: seeding pairs
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_MS", pg_ranking.RESERVE_MS)  # nothing left for a late sample
+    monkeypatch.setattr(pg_ranking, "SAMPLE_ROWS", 10)
+    monkeypatch.setattr(pg_ranking, "SAMPLE_MIN_ROWS", 10)
+    started = time.monotonic()
+    with _within(0.5):
+        short = _search(store, "common middle", 20)
+    took = time.monotonic() - started
+    assert short.degraded_reason == "approximate_ranking" and len(short) == 10
+    assert all(every[r.id] == s and "middle" in r.body for r, s in short)
+    assert took < 0.5, took
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(words=st.lists(st.sampled_from(["rare", "common", "middle", "filler", "entry"]), min_size=1, max_size=4),
        limit=st.integers(1, 30), reserve=st.sampled_from([0, 10_000_000]), postings=st.sampled_from([1, 50, 2000]),
@@ -200,7 +229,7 @@ def test_an_answer_not_called_approximate_is_the_exact_one(store: PostgresAgentM
         assert [(r.id, s) for r, s in got] == exact
     else:  # the best of the rows scored: each scored with every word, exactly as the full ranking scores it
         every = {r.id: s for r, s in _search(store, " ".join(words), N)}
-        assert got or (first and reserve)  # nothing only when neither the first round nor its sample had room
+        assert got or reserve  # nothing only when the sample had no room (a costly round scores it first)
         assert all(every[r.id] == s for r, s in got)
         assert [s for _, s in got] == sorted(s for _, s in got) and len(got) <= limit
 

@@ -27,9 +27,11 @@ holding only common terms scores below the sum of their bounds. Hence (MaxScore)
    bound is below ``theta`` is skipped before scoring (a few ``tsvector`` lookups).
 
 Each round runs under the recall's time budget. A round after the first is stopped :data:`RESERVE_MS` before
-its end and the best rows found so far answer; a round before any row is scored (step 4, or the first
-prefix) is stopped :func:`first_reserve_ms` before it, and the first :func:`sample_rows` rows of its own
-match are scored instead. Either answer is named ``approximate_ranking``; an answer not so named is exact.
+its end and the best rows found so far answer; the first prefix, run before any row is scored, is stopped
+:func:`first_reserve_ms` before it, and the first :func:`sample_rows` rows of its own match are scored
+instead. The seeding pairs of step 4, whose match is large by construction, score that sample first, while
+most of the budget is left, and then run as a later round does. Either answer is named
+``approximate_ranking``; an answer not so named is exact.
 
 The scores are the SQL's (this module only chooses what to match); the bounds it compares are computed
 here in floating point with a relative margin (:data:`MARGIN`) far above the rounding of either side.
@@ -67,8 +69,8 @@ MARGIN = 1e-9
 RESERVE_MS = 150
 #: A later round is not started with less than this many milliseconds to run in (before the reserve).
 MIN_ROUND_MS = 20
-#: Milliseconds of the recall's budget the FIRST round (and the seeding pairs: every round before any row is
-#: scored) leaves to the rest: :data:`RESERVE_MS` for the rest of the recall and the rest for a sample of the
+#: Milliseconds of the recall's budget the first prefix's round (a round before any row is scored; not the
+#: seeding pairs, which score their sample first) leaves to the rest: :data:`RESERVE_MS` for the rest of the recall and the rest for a sample of the
 #: round's own match (:func:`sample_rows`) to answer from when the round is stopped there. Of a budget under
 #: 500 ms, :data:`FIRST_RESERVE_SHARE` of it.
 FIRST_RESERVE_MS = 250

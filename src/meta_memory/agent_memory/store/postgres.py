@@ -920,11 +920,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         round after the first stops :data:`~.pg_ranking.RESERVE_MS` before it instead: the answer is then
         the best of the rows the earlier rounds scored, named ``approximate_ranking`` (the list's
         ``degraded_reason``; counted in :meth:`ranking_stats`), rather than no answer. The rounds before
-        any row is scored (the seeding pairs, the first prefix) stop :func:`~.pg_ranking.first_reserve_ms`
-        before it: the first :func:`~.pg_ranking.sample_rows` rows of the same match (the same scope,
-        restrictions and filters; active, unexpired records only) are then scored with every term and the
-        best of them answer, ``approximate_ranking`` too (none when that sample is stopped
-        ``RESERVE_MS`` before the end as well).
+        any row is scored (the first prefix) stop :func:`~.pg_ranking.first_reserve_ms` before it: the
+        first :func:`~.pg_ranking.sample_rows` rows of the same match (the same scope, restrictions and
+        filters; active, unexpired records only) are then scored with every term and the best of them
+        answer, ``approximate_ranking`` too (none when that sample is stopped ``RESERVE_MS`` before the end
+        as well). The seeding pairs (terms each held by many rows) score that sample first, with most of
+        the budget left, and then run stopped ``RESERVE_MS`` before the end.
         """
         if limit <= 0 or not match_expression or (only is not None and not only):
             return Candidates()
@@ -1017,26 +1018,37 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 """A round after the first: ``run`` stopped ``RESERVE_MS`` before the budget's end."""
                 return run_before(head, values, deadline.reserve_ms(pg_ranking.RESERVE_MS))
 
-            def run_first(head: str, values: dict[str, Any]) -> list[Any]:
+            def run_sample(head: str, values: dict[str, Any]) -> list[Any]:
+                """The first :func:`~.pg_ranking.sample_rows` rows of ``head``'s match, each scored with every term,
+                stopped ``RESERVE_MS`` before the budget's end (none when stopped there)."""
+                if not head.endswith(") "):  # the hits CTE is closed last (``ranked``)
+                    raise AssertionError("unexpected ranking statement")
+                try:
+                    return run_before(head[:-2] + " LIMIT %(sample)s) ",
+                                      {**values, "sample": pg_ranking.sample_rows(len(lexemes))},
+                                      deadline.reserve_ms(pg_ranking.RESERVE_MS))
+                except _RoundCut:
+                    return []
+
+            def run_first(head: str, values: dict[str, Any], costly: bool = False) -> list[Any]:
                 """A round before any row is scored: ``run`` stopped :func:`~.pg_ranking.first_reserve_ms` before
                 the budget's end; stopped there, the first :func:`~.pg_ranking.sample_rows` rows of the same
-                match are scored instead (stopped ``RESERVE_MS`` before the end) and handed back in the
-                :class:`_RoundCut` raised (none when that is stopped too)."""
+                match are scored instead and handed back in the :class:`_RoundCut` raised. A ``costly`` round
+                (the seeding pairs of terms each held by many rows) scores that sample first, while most of
+                the budget is left, and then runs stopped ``RESERVE_MS`` before the end, as later rounds do."""
+                if costly:
+                    sample = run_sample(head, values)
+                    try:
+                        return run_before(head, values, deadline.reserve_ms(pg_ranking.RESERVE_MS))
+                    except _RoundCut:
+                        raise _RoundCut(sample) from None
                 current, left = deadline.current(), deadline.remaining_ms()
                 try:
                     return run_before(head, values, pg_ranking.first_reserve_ms(
                         current.budget_ms() if current else None, left or 0))
                 except _RoundCut:
                     pass
-                if not head.endswith(") "):  # the hits CTE is closed last (``ranked``)
-                    raise AssertionError("unexpected ranking statement")
-                sampled = head[:-2] + " LIMIT %(sample)s) "
-                try:
-                    rows = run_before(sampled, {**values, "sample": pg_ranking.sample_rows(len(lexemes))},
-                                      deadline.reserve_ms(pg_ranking.RESERVE_MS))
-                except _RoundCut:
-                    rows = []
-                raise _RoundCut(rows)
+                raise _RoundCut(run_sample(head, values))
 
             best: list[Any] = []  # the best rows the rounds found so far
             try:
@@ -1053,23 +1065,23 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                      stats: Sequence[Any], limit: int,
                      run_short: Callable[[str, dict[str, Any]], list[Any]] | None = None,
                      best: list[Any] | None = None,
-                     run_first: Callable[[str, dict[str, Any]], list[Any]] | None = None) -> list[Any]:
+                     run_first: Callable[[str, dict[str, Any], bool], list[Any]] | None = None) -> list[Any]:
         """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
         to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
         :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget.
-        Once a round has found rows, the next ones go through ``run_short``, and the rounds before (the
-        seeding pairs too) through ``run_first``; either may raise :class:`_RoundCut` (a round stopped short of
+        Once a round has found rows, the next ones go through ``run_short``, and the rounds before through
+        ``run_first`` (the seeding pairs as ``costly``); either may raise :class:`_RoundCut` (a round stopped short of
         the budget); ``best`` then holds the best ``limit`` rows the earlier rounds (and the sample a stopped
         first round scored instead) found."""
         if best is None:
             best = []
 
-        def step(head: str, values: dict[str, Any]) -> list[Any]:
+        def step(head: str, values: dict[str, Any], costly: bool = False) -> list[Any]:
             if best and run_short is not None:
                 return run_short(head, values)
             if run_first is not None:
                 try:
-                    return run_first(head, values)
+                    return run_first(head, values, costly)
                 except _RoundCut as stopped:
                     fold(stopped.rows)
                     raise
@@ -1088,7 +1100,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         pairs = pg_ranking.seed_pairs(terms, k, n_rows)
         if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
             seeded = step(unbounded, {**params, "tsq": " | ".join(
-                f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)})
+                f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)}, True)
             fold(seeded)
             if len(seeded) >= limit:
                 theta = -float(seeded[-1]["score"])
