@@ -254,6 +254,7 @@ NUMERIC_KEYS = [
     ("[gateway]\nmax_batch_ms = 5\n", "gateway.max_batch_ms", "between 10 and 3600000"),
     ("[gateway]\nmax_batch_ms = 3600001\n", "gateway.max_batch_ms", "between 10 and 3600000"),
     ("[gateway]\nevents_retention = 0\n", "gateway.events_retention", "between 1 and 10000000"),
+    ("[gateway]\nmax_tokenless_requests = 0\n", "gateway.max_tokenless_requests", "between 1 and 10000"),
 ]
 
 

@@ -40,6 +40,10 @@ key                        meaning                                              
                            can be displaced, each for requests that carry an
                            accepted token or ``GET /v1/health`` (anything else
                            is answered 503 and closed, unrun); 0 = none (0..256)
+``max_tokenless_``         requests without an accepted bearer token in progress  32
+``requests``               at once on a gateway that lists tokens (health and
+                           ``/events`` aside); one more is answered 503 with
+                           ``Retry-After`` and closed, unrun (1..10,000)
 ``header_timeout_s``       seconds a connection may take to send request headers  10
 ``body_timeout_s``         seconds a request may take to send its whole body      30
 ``send_timeout_s``         seconds a connection's send buffer may stay full with  30
@@ -109,6 +113,7 @@ class GatewayConfig:
     max_connections: int | None = None  # None: what the open-file limit leaves (server.protocol.connection_budget)
     max_connections_per_ip: int = DEFAULT_MAX_CONNECTIONS_PER_IP
     reserve_connections: int = 32
+    max_tokenless_requests: int = 32
     header_timeout_s: float = 10.0
     body_timeout_s: float = 30.0
     send_timeout_s: float = 30.0
@@ -122,13 +127,14 @@ class GatewayConfig:
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "max_response_bytes", "max_buffered_request_bytes",
              "max_buffered_response_bytes", "events_retention", "max_event_subscribers",
-             "max_connections", "max_connections_per_ip", "reserve_connections", "min_free_disk_mb",
-             "integrity_check_interval_s")
+             "max_connections", "max_connections_per_ip", "reserve_connections", "max_tokenless_requests",
+             "min_free_disk_mb", "integrity_check_interval_s")
 #: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
 #: batches up to 100,000 calls running 10 ms to an hour, answers from 64 KiB to 4 GiB per request, up to 16 GiB
 #: of bodies and 64 GiB of answers buffered at once, up to 10,000,000 retained timeline events, up to
-#: 10,000 SSE subscribers, up to 1,048,576 open connections (the open-file limit bounds them further) and up to 256
-#: more in reserve (within the open-file limit's reserve of at least 256 descriptors).
+#: 10,000 SSE subscribers, up to 1,048,576 open connections (the open-file limit bounds them further), up to 256
+#: more in reserve (within the open-file limit's reserve of at least 256 descriptors) and up to 10,000 requests
+#: without an accepted token in progress at once.
 GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_request_bytes": (1024, 1024 * 1024 * 1024),
     "max_batch": (1, 100_000),
@@ -141,6 +147,7 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_connections": (1, MAX_CONNECTIONS),
     "max_connections_per_ip": (1, MAX_CONNECTIONS),
     "reserve_connections": (0, 256),
+    "max_tokenless_requests": (1, 10_000),
     "min_free_disk_mb": (0, 10_000_000),
     "integrity_check_interval_s": (0, 30 * 86_400),
 }

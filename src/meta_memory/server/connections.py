@@ -21,10 +21,18 @@ request head must not be able to keep a caller that has out:
 * a request refused for its token or its access (HTTP 401 or 403) closes its connection, and on a
   gateway that lists bearer tokens so does every answer to a connection that showed no accepted token
   (:class:`ConnectionTerms`), so cheap requests without a token, refused or served, cannot hold slots
-  either.
+  either;
+* on a gateway that lists bearer tokens, at most ``[gateway] max_tokenless_requests`` (32) requests on
+  connections that showed no accepted token are in progress at once, from their head until the
+  application is done with them (a client gone away frees nothing before that); one more is answered
+  503 (``capacity_exceeded``, ``resource: "tokenless_requests"``, ``Retry-After: 1``) unrun and its
+  connection closed. ``GET /v1/health`` is not counted, nor ``GET /events`` (bounded by
+  ``max_event_subscribers``). So requests without a token, even ones ``[access]`` lets run, can never
+  queue more than that many answers ahead of a caller with an accepted token for the event loop and the
+  worker threads (:class:`ConnectionTerms`).
 
-Nothing here lets a request through: a displaced connection had no request in progress, and a
-newcomer passes every check its requests meet.
+Nothing here lets a request through: a displaced connection had no request in progress, a newcomer
+passes every check its requests meet, and a request past a bound is refused, never run.
 """
 
 from __future__ import annotations
@@ -42,12 +50,17 @@ __all__ = ["MARK_KEY", "ConnectionMark", "ConnectionTable", "ConnectionTerms", "
 
 #: Seconds a client refused for the connection caps is told to wait (``Retry-After``).
 REFUSED_RETRY_S = 5
+#: Seconds a request refused for ``[gateway] max_tokenless_requests`` is told to wait (``Retry-After``).
+TOKENLESS_RETRY_S = 1
 #: The key of a request's ``scope["state"]`` holding its connection's :class:`ConnectionMark`.
 MARK_KEY = "meta_memory.connection"
 #: Answers that close their connection: a token refused or missing (401), an access or perimeter refusal (403).
 CLOSING_STATUSES = frozenset({401, 403})
 #: What a connection admitted in reserve serves without an accepted token.
 HEALTH_ROUTES = frozenset({("GET", "/v1/health"), ("HEAD", "/v1/health")})
+#: Requests without an accepted token that ``[gateway] max_tokenless_requests`` does not count: health,
+#: and the ``/events`` streams (``max_event_subscribers`` bounds them, each for as long as it lasts).
+UNCOUNTED_ROUTES = HEALTH_ROUTES | {("GET", "/events")}
 
 
 class ConnectionMark:
@@ -75,8 +88,9 @@ class Displaceable(Protocol):
 DISPLACE_SCAN = 16
 
 
-def _refusal_body(resource: str, limit: int, message: str) -> bytes:
-    return encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit)))
+def _refusal_body(resource: str, limit: int, message: str, retry_after_ms: int | None = None) -> bytes:
+    return encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit,
+                                                        retry_after_ms=retry_after_ms)))
 
 
 class ConnectionTable:
@@ -190,45 +204,92 @@ class ConnectionTable:
 
 
 class ConnectionTerms:
-    """ASGI middleware (outermost) between each request and its connection's place in the table:
+    """ASGI middleware (outermost) between each request, its connection's place in the table and the
+    requests without an accepted token in progress:
 
     * a request whose ``Authorization`` header ``vouches`` accepts marks its connection
       :class:`ConnectionMark` ``vouched``, so that kept alive it is never displaced (judged on the
       headers, before the request runs; ``vouches`` is asked at most once per request until it accepts);
     * on a connection admitted in reserve, a request not vouched for that is not ``GET /v1/health`` is
       answered 503 (``capacity_exceeded``, ``Retry-After``) and nothing of it runs;
+    * while ``tokens_listed()`` (the gateway lists bearer tokens), at most ``max_tokenless`` requests not
+      vouched for (by their connection's mark, or on a connection served without one by their own header)
+      run at once, :data:`UNCOUNTED_ROUTES` aside; one more is answered 503 (``capacity_exceeded``,
+      ``resource: "tokenless_requests"``, ``Retry-After: 1``), closes its connection, and nothing of it
+      runs. ``tokenless`` counts those in progress (event-loop thread only);
     * an answer with status 401 or 403 carries ``Connection: close``, and so does every answer on a
-      connection not vouched for while ``tokens_listed()`` (the gateway lists bearer tokens) or in
-      reserve: a caller without an accepted token gets one request a connection, so that it cannot hold
-      a slot by sending requests back to back; its next connection waits for its head, displaceable."""
+      connection not vouched for while ``tokens_listed()`` or in reserve: a caller without an accepted
+      token gets one request a connection, so that it cannot hold a slot by sending requests back to
+      back; its next connection waits for its head, displaceable."""
 
-    def __init__(self, app: ASGIApp, vouches: Callable[[str | None], bool], tokens_listed: Callable[[], bool]) -> None:
+    def __init__(self, app: ASGIApp, vouches: Callable[[str | None], bool], tokens_listed: Callable[[], bool],
+                 max_tokenless: int) -> None:
         self.app = app
         self.vouches = vouches
         self.tokens_listed = tokens_listed
+        self.max_tokenless = max_tokenless
+        self.tokenless = 0
+        self.tokenless_refusal = _refusal_body(
+            "tokenless_requests", max_tokenless,
+            f"the gateway runs at most {max_tokenless} requests without an accepted bearer token at once "
+            f"(gateway.max_tokenless_requests), and that many are in progress: this one was not run; send it "
+            f"again later, or with a token", retry_after_ms=TOKENLESS_RETRY_S * 1000)
+
+    def _vouched(self, scope: Scope, mark: ConnectionMark | None) -> bool:
+        if mark is not None and mark.vouched:
+            return True
+        header = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"), None)
+        vouched = header is not None and self.vouches(header)
+        if mark is not None:
+            mark.vouched = vouched
+        return vouched
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        mark = (scope.get("state") or {}).get(MARK_KEY) if scope["type"] == "http" else None
-        if not isinstance(mark, ConnectionMark):  # not served by the guarded protocol: nothing to tell
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if not mark.vouched:
-            header = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"),
-                          None)
-            mark.vouched = header is not None and self.vouches(header)
-        if (mark.reserve_refusal is not None and not mark.vouched
-                and (scope["method"], scope["path"]) not in HEALTH_ROUTES):
-            await send({"type": "http.response.start", "status": 503,
-                        "headers": [(b"content-type", b"application/json"), (b"retry-after", str(REFUSED_RETRY_S).encode()),
-                                    (b"content-length", str(len(mark.reserve_refusal)).encode()),
-                                    (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": mark.reserve_refusal})
+        found = (scope.get("state") or {}).get(MARK_KEY)
+        mark = found if isinstance(found, ConnectionMark) else None  # None: not served by the guarded protocol
+        tokens_listed = self.tokens_listed()
+        if mark is None and not tokens_listed:  # nothing to tell a connection, no token to put first
+            await self.app(scope, receive, send)
             return
-        closes = not mark.vouched and (mark.reserve_refusal is not None or self.tokens_listed())
+        vouched = self._vouched(scope, mark)
+        route = (scope["method"], scope["path"])
+        if mark is not None and mark.reserve_refusal is not None and not vouched and route not in HEALTH_ROUTES:
+            await _refuse(send, mark.reserve_refusal, REFUSED_RETRY_S)
+            return
+        counted = tokens_listed and not vouched and route not in UNCOUNTED_ROUTES
+        if counted and self.tokenless >= self.max_tokenless:
+            await _refuse(send, self.tokenless_refusal, TOKENLESS_RETRY_S)
+            return
+        send_terms = send if mark is None else self._closing(send, not vouched and (
+            tokens_listed or mark.reserve_refusal is not None))
+        if not counted:
+            await self.app(scope, receive, send_terms)
+            return
+        self.tokenless += 1
+        try:
+            await self.app(scope, receive, send_terms)
+        finally:
+            self.tokenless -= 1
+
+    @staticmethod
+    def _closing(send: Send, always: bool) -> Send:
+        """``send``, adding ``Connection: close`` to the answer when ``always`` or its status is 401 or 403."""
 
         async def send_terms(message: Message) -> None:
-            if message["type"] == "http.response.start" and (closes or message["status"] in CLOSING_STATUSES):
+            if message["type"] == "http.response.start" and (always or message["status"] in CLOSING_STATUSES):
                 message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
             await send(message)
 
-        await self.app(scope, receive, send_terms)
+        return send_terms
+
+
+async def _refuse(send: Send, body: bytes, retry_after_s: int) -> None:
+    """Answer 503 with ``body`` (a JSON-RPC ``capacity_exceeded`` error), ``Retry-After`` and ``Connection:
+    close``, before anything of the request has run."""
+    await send({"type": "http.response.start", "status": 503,
+                "headers": [(b"content-type", b"application/json"), (b"retry-after", str(retry_after_s).encode()),
+                            (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})

@@ -448,7 +448,8 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         middleware.insert(0, Middleware(_MetricsListenerOnly, metrics_port=metrics_port))
     access = gateway.runtime.access
     middleware.insert(0, Middleware(ConnectionTerms, vouches=lambda header: _vouches(gateway, header),
-                                    tokens_listed=lambda: access.config is not None and bool(access.config.tokens)))
+                                    tokens_listed=lambda: access.config is not None and bool(access.config.tokens),
+                                    max_tokenless=settings.max_tokenless_requests))
     if settings.allowed_origins:
         middleware.append(Middleware(CORSMiddleware, allow_origins=list(settings.allowed_origins),
                                      allow_methods=["GET", "POST"], allow_headers=_CORS_HEADERS,
