@@ -204,7 +204,8 @@ def discover_calls(gw: GatewayProcess) -> int:
 def test_past_the_tokenless_bound_a_request_without_a_token_is_refused_unrun_and_a_token_is_served(
         gateway_factory: Any, tmp_path: Path) -> None:
     gw = gateway_factory(tmp_path / "s", config=access_config(tmp_path, "max_tokenless_requests = 2\n"
-                                                                    "body_timeout_s = 120\n"))
+                                                                    "body_timeout_s = 120\n"
+                                                                    'metrics_bind = "127.0.0.1:0"\n'))
     held = [connect(gw) for _ in range(2)]
     try:
         for sock in held:  # two requests without a token in progress: their bodies never come
@@ -226,6 +227,8 @@ def test_past_the_tokenless_bound_a_request_without_a_token_is_refused_unrun_and
         status, _ = authenticated_call(gw)  # a token is never counted
         assert status == 200
         assert httpx.get(gw.url + "/v1/health", timeout=GUARD_S).status_code == 200
+        scrape = httpx.get(f"http://127.0.0.1:{metrics_port(gw)}/metrics", timeout=GUARD_S)  # the operator's monitoring
+        assert scrape.status_code == 200 and "meta_memory_" in scrape.text
         held.pop().close()  # its client gone, its request ends: room for one more
         deadline = time.monotonic() + GUARD_S
         while True:
@@ -240,6 +243,14 @@ def test_past_the_tokenless_bound_a_request_without_a_token_is_refused_unrun_and
     finally:
         for sock in held:
             sock.close()
+
+
+def metrics_port(gw: GatewayProcess) -> int:
+    """The port of the gateway's ``metrics_bind`` listener, from its start-up lines."""
+    line = next(line for line in list(gw.proc.log_tail) if "metrics: http" in line)
+    found = re.search(r":(\d+)/metrics", line)
+    assert found, line
+    return int(found.group(1))
 
 
 @pytest.mark.parametrize("headers", [b"authorization: Bearer tok-not-a-token-000000\r\n",

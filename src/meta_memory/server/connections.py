@@ -27,7 +27,8 @@ request head must not be able to keep a caller that has out:
   application is done with them (a client gone away frees nothing before that); one more is answered
   503 (``capacity_exceeded``, ``resource: "tokenless_requests"``, ``Retry-After: 1``) unrun and its
   connection closed. ``GET /v1/health`` is not counted, nor ``GET /events`` (bounded by
-  ``max_event_subscribers``). So requests without a token, even ones ``[access]`` lets run, can never
+  ``max_event_subscribers``), nor a scrape on the ``[gateway] metrics_bind`` listener (which serves
+  ``GET /metrics`` alone). So requests without a token, even ones ``[access]`` lets run, can never
   queue more than that many answers ahead of a caller with an accepted token for the event loop and the
   worker threads (:class:`ConnectionTerms`).
 
@@ -214,7 +215,7 @@ class ConnectionTerms:
       answered 503 (``capacity_exceeded``, ``Retry-After``) and nothing of it runs;
     * while ``tokens_listed()`` (the gateway lists bearer tokens), at most ``max_tokenless`` requests not
       vouched for (by their connection's mark, or on a connection served without one by their own header)
-      run at once, :data:`UNCOUNTED_ROUTES` aside; one more is answered 503 (``capacity_exceeded``,
+      run at once, :data:`UNCOUNTED_ROUTES` and the ``metrics_bind`` listener's scrapes aside; one more is answered 503 (``capacity_exceeded``,
       ``resource: "tokenless_requests"``, ``Retry-After: 1``), closes its connection, and nothing of it
       runs. ``tokenless`` counts those in progress (event-loop thread only);
     * an answer with status 401 or 403 carries ``Connection: close``, and so does every answer on a
@@ -223,8 +224,11 @@ class ConnectionTerms:
       back; its next connection waits for its head, displaceable."""
 
     def __init__(self, app: ASGIApp, vouches: Callable[[str | None], bool], tokens_listed: Callable[[], bool],
-                 max_tokenless: int) -> None:
+                 max_tokenless: int, metrics_port: int | None = None) -> None:
         self.app = app
+        #: the port of the ``[gateway] metrics_bind`` listener: its scrapes (``GET /metrics`` alone, no token
+        #: asked) are not counted, so a flood on the main listener cannot blind the operator's monitoring
+        self.metrics_port = metrics_port
         self.vouches = vouches
         self.tokens_listed = tokens_listed
         self.max_tokenless = max_tokenless
@@ -259,7 +263,9 @@ class ConnectionTerms:
         if mark is not None and mark.reserve_refusal is not None and not vouched and route not in HEALTH_ROUTES:
             await _refuse(send, mark.reserve_refusal, REFUSED_RETRY_S)
             return
-        counted = tokens_listed and not vouched and route not in UNCOUNTED_ROUTES
+        server = scope.get("server")
+        on_metrics_listener = self.metrics_port is not None and server is not None and server[1] == self.metrics_port
+        counted = tokens_listed and not vouched and route not in UNCOUNTED_ROUTES and not on_metrics_listener
         if counted and self.tokenless >= self.max_tokenless:
             await _refuse(send, self.tokenless_refusal, TOKENLESS_RETRY_S)
             return

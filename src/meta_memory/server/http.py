@@ -449,7 +449,7 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
     access = gateway.runtime.access
     middleware.insert(0, Middleware(ConnectionTerms, vouches=lambda header: _vouches(gateway, header),
                                     tokens_listed=lambda: access.config is not None and bool(access.config.tokens),
-                                    max_tokenless=settings.max_tokenless_requests))
+                                    max_tokenless=settings.max_tokenless_requests, metrics_port=metrics_port))
     if settings.allowed_origins:
         middleware.append(Middleware(CORSMiddleware, allow_origins=list(settings.allowed_origins),
                                      allow_methods=["GET", "POST"], allow_headers=_CORS_HEADERS,
