@@ -279,14 +279,20 @@ def _emit_conflict_signal(events: EventBus, realm: str, entity: str, topic: str,
     outlive their erase on the timeline: it stays in the ledger and the dream's detail. Nothing is published
     when no cited record's scope is ``entity``'s (the contradiction rule has already refused that)."""
     scope = next((cited[r] for r in record_ids if r in cited and scope_entity(cited[r]) == entity), None)
+    _emit_about(events, {"realm": realm, "entity": entity, "topic": topic}, scope, "memory.conflict.signal")
+
+
+def _emit_about(events: EventBus, data: dict[str, Any], scope: Scope | None, event_type: str) -> None:
+    """Publish ``event_type`` with ``data`` about the records of ``scope``, so the timeline shows it to the
+    readers of those records alone: an identity scope's as an event of that identity, another's naming
+    ``scope_kind`` and ``scope_key``. Nothing is published for an unknown scope (``None``): fail closed."""
     if scope is None:
         return
-    data: dict[str, Any] = {"realm": realm, "entity": entity, "topic": topic}
     if scope.kind is ScopeKind.IDENTITY:
-        events.emit("memory.conflict.signal", data, identity=scope.key)
+        events.emit(event_type, data, identity=scope.key)
         return
     kind, key = scope.storage()
-    events.emit("memory.conflict.signal", {**data, "scope_kind": kind, "scope_key": key})
+    events.emit(event_type, {**data, "scope_kind": kind, "scope_key": key})
 
 
 def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
@@ -598,10 +604,8 @@ def _apply(
         detail["escalated"].append(v.target)
         _note(detail, "open_loop", v.target, "open_loop_escalated", v.rationale)
         if events is not None:
-            events.emit(
-                "memory.quarantine.verdict",
-                {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
-            )
+            _emit_about(events, {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
+                        offered_records(inputs).get(v.target), "memory.quarantine.verdict")
 
     # Contradictions: operational ones become conflict signals in the assertion ledger, bounded in
     # number and confined to the scopes of the records they cite (any steward, not only a parsed reply).
