@@ -87,6 +87,9 @@ class FeatureContext:
     recall_provider: object | None = None
     #: ``[access] read_only``: reads count no usage (a read-only gateway changes no state).
     read_only: bool = False
+    #: Told ``(realm, memory ids)`` after every erase that committed (an erase call's, the tombstone
+    #: retention's), after the session state has forgotten the ids: the runtime stops the exports under way.
+    on_erased: Callable[[str, Sequence[str]], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,14 @@ def build_features(ctx: FeatureContext) -> Features:
         store.close()
         raise
     ctx.add_closer(session_state.close)
+    after_erase = ctx.on_erased
+
+    def on_erased(realm: str, ids: Sequence[str]) -> None:
+        """What every committed erase tells: the session state forgets the ids, then ``ctx.on_erased``."""
+        session_state.forget_records(realm, ids)
+        if after_erase is not None:
+            after_erase(realm, ids)
+
     root = _state_root(ctx)
     firewall.attach_state(session_state, legacy_state_path=root / "firewall-taint.json" if root is not None else None)
     try:
@@ -193,7 +204,7 @@ def build_features(ctx: FeatureContext) -> Features:
     service = AgentMemoryService(
         store, cfg, recall.provider, timebox, ctx.events,
         gate=firewall.gate,
-        on_erased=session_state.forget_records,
+        on_erased=on_erased,
         usage_marks=not ctx.read_only,
     )
 
@@ -232,7 +243,7 @@ def build_features(ctx: FeatureContext) -> Features:
         review.start_schedule()
         ctx.add_closer(review.stop_schedule)
     return Features(agent_memory=agent_memory, review=review,
-                    retention=_retention(ctx, cfg, store, session_state.forget_records),
+                    retention=_retention(ctx, cfg, store, on_erased),
                     expiry=_expiry(ctx, cfg, store),
                     memory_panel_store=panel_store)
 

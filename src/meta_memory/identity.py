@@ -16,10 +16,13 @@ from functools import lru_cache
 from .limits import MAX_REALM_FILE_STEM_BYTES
 from .textfold import invisible_characters
 
-__all__ = ["DEFAULT_REALM", "check_name", "disguise", "parse_identity", "logical_identity", "parse_mob", "parse_operator",
+__all__ = ["DEFAULT_REALM", "SYSTEM_EVENT_IDENTITY", "check_name", "disguise", "parse_identity", "logical_identity", "parse_mob", "parse_operator",
            "parse_realm"]
 
 DEFAULT_REALM = "default"
+#: The identity the timeline names a system event by (an event about no identity, judged on an unscoped
+#: grant: ``services/access.py``), so it is no agent's name: :func:`parse_identity` refuses it.
+SYSTEM_EVENT_IDENTITY = "_system"
 MAX_IDENTITY_BYTES = 512
 _NO_CAP = 1 << 62
 #: Realm names of at most this many characters always meet the file-name rule (12 encoded bytes a character).
@@ -125,7 +128,8 @@ def parse_identity(value: object) -> str:
     either end (``" lead:main "``), control,
     invisible or direction-changing characters, a name not in Unicode NFC form, or more than 512 bytes,
     for a roster id whose logical identity begins or ends with whitespace (``rt: lead:main :0``), and for
-    one whose respawn generation holds a digit other than ASCII ``0-9`` (``rt:lead:main:\u0661``).
+    one whose respawn generation holds a digit other than ASCII ``0-9`` (``rt:lead:main:\u0661``), and for
+    :data:`SYSTEM_EVENT_IDENTITY` (``_system``, also as ``rt:_system:<n>``), the timeline's name for a system event.
     Roster layers are removed to the end (:func:`logical_identity`). A missing identity is never defaulted.
     """
     if not isinstance(value, str) or not value.strip():
@@ -137,6 +141,8 @@ def parse_identity(value: object) -> str:
     if logical != logical.strip():  # ``rt: lead:main :0`` would name `` lead:main `` (refused as given)
         raise ValueError("identity must not begin or end with whitespace once its respawn generation is "
                          "removed (a name is taken as given, never trimmed)")
+    if logical == SYSTEM_EVENT_IDENTITY:  # its events would pass for system events, shown on an unscoped grant
+        raise ValueError(f"identity must not be '{SYSTEM_EVENT_IDENTITY}': the timeline names system events so")
     return logical
 
 

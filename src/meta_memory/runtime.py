@@ -156,7 +156,8 @@ class Runtime:
             layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
             start_background=self.start_background, add_closer=self.add_closer,
             recall_provider=self._recall_provider,
-            read_only=self.config.access is not None and self.config.access.read_only)))
+            read_only=self.config.access is not None and self.config.access.read_only,
+            on_erased=self.exports.stop_for_erase)))
         if self.agent_memory is not None:
             # once per session state: a key an earlier version stored in clear though it holds a credential
             # becomes its digest (the secret read only when one is found: the store is installed by now)

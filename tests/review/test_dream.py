@@ -313,8 +313,9 @@ def test_llm_steward_good_json_applies_every_verdict(env: Env, llm: FakeLlm) -> 
     # Operational contradiction bridged into the ledger as a conflict signal.
     conflicts = ledger.query(QueryRequest(entity="identity:lead:main")).conflicts
     assert [(c.topic, c.reason) for c in conflicts] == [("time", "9:00 vs 9:30")]
-    assert [e["data"] for e in env.events_of("memory.conflict.signal")] == [
-        {"realm": REALM, "entity": "identity:lead:main", "topic": "time", "reason": "9:00 vs 9:30"}
+    # on the timeline as an event of the cited identity, without the steward's reason (the ledger keeps it)
+    assert [(e["identity"], e["data"]) for e in env.events_of("memory.conflict.signal")] == [
+        (IDENTITY, {"realm": REALM, "entity": "identity:lead:main", "topic": "time"})
     ]
     # The request: model, bearer key, JSON mode, and a secret-bearing body withheld.
     headers, body = llm.requests[-1]

@@ -45,11 +45,12 @@ from typing import Any, Protocol
 
 from .. import strict_json
 from ..clock import Clock
+from ..identity import SYSTEM_EVENT_IDENTITY
 
 __all__ = ["DRAIN_DELAY_S", "MAX_EVENT_SEQ", "EventBus", "EventEnvelope", "EventSink", "outbox_path", "parse_event_seq",
            "SYSTEM_IDENTITY"]
 
-SYSTEM_IDENTITY = "_system"
+SYSTEM_IDENTITY = SYSTEM_EVENT_IDENTITY  # no identity may be named so (identity.parse_identity)
 _PREFIX = "console-evt-"
 DRAIN_DELAY_S = 0.05
 """Seconds the drainer waits after an event is published before it moves the outbox into the database

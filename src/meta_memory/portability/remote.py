@@ -10,6 +10,11 @@ Caps, failing closed: at most :data:`MAX_OPEN_EXPORTS` exports at once (one more
 ``capacity_exceeded``); an export nobody fetched for :data:`IDLE_TIMEOUT_S` seconds is abandoned
 (its writer stops, its id is forgotten); an export id is answered only to the principal that
 started it (anyone else gets the same ``invalid_params`` as for an unknown id).
+
+An erase stops every export under way that covers its realm (:meth:`ExportStreams.stop_for_erase`): the
+lines its writer had read and buffered before the erase committed may hold the erased content, which the
+installation must not hand out once the erase has answered. Its next fetch is refused (``invalid_params``
+naming ``export_id``, saying to start the export again); the export started again reads what is left.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,12 +32,15 @@ from ..errors import CapacityExceeded, InvalidParams
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["ExportStreams", "IDLE_TIMEOUT_S", "MAX_OPEN_EXPORTS"]
+__all__ = ["ExportStreams", "IDLE_TIMEOUT_S", "MAX_OPEN_EXPORTS", "STOPPED_BY_ERASE"]
 
 MAX_OPEN_EXPORTS = 2
 IDLE_TIMEOUT_S = 120.0
 #: Lines buffered ahead of the caller per export.
 _BUFFER_LINES = 2048
+#: The refusal of a fetch of an export an erase stopped (:meth:`ExportStreams.stop_for_erase`).
+STOPPED_BY_ERASE = ("this export was stopped: an erase committed after it started, and the lines it had read may "
+                    "hold the erased content; start the export again")
 #: How long one call waits for the writer's next line before answering with what it has.
 _PAGE_WAIT_S = 10.0
 _DONE = object()
@@ -70,11 +79,15 @@ class _QueueWriter:
 @dataclass
 class _Export:
     owner: str
+    #: The realm the export was started on (``None``: every realm).
+    realm: str | None = None
     lines: "queue.Queue[Any]" = field(default_factory=lambda: queue.Queue(_BUFFER_LINES))
     cancelled: threading.Event = field(default_factory=threading.Event)
     touched: float = field(default_factory=time.monotonic)
     error: BaseException | None = None
     done: bool = False
+    #: Set when an erase of a realm it covers committed after it started (:meth:`ExportStreams.stop_for_erase`).
+    stopped_by_erase: bool = False
     busy: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -118,7 +131,7 @@ class ExportStreams:
                 raise CapacityExceeded(f"{MAX_OPEN_EXPORTS} exports are under way; fetch or abandon one first",
                                        resource="exports", limit=MAX_OPEN_EXPORTS)
             export_id = os.urandom(12).hex()
-            export = self._open[export_id] = _Export(owner)
+            export = self._open[export_id] = _Export(owner, realm)
 
         def run() -> None:
             try:
@@ -139,13 +152,17 @@ class ExportStreams:
     def fetch(self, owner: str, export_id: str, max_bytes: int) -> dict[str, Any]:
         """The next lines of export ``export_id`` (at least one unless it is done), up to ``max_bytes``:
         ``{export_id, lines, done}``. Raises ``InvalidParams`` (``export_id``) for an unknown, expired
-        or someone else's export, and (``realm``/``identity``) when the writer refused its filters."""
+        or someone else's export, or one an erase stopped (:data:`STOPPED_BY_ERASE`), and
+        (``realm``/``identity``) when the writer refused its filters."""
         with self._lock:
             self._expire()
             export = self._open.get(export_id)
             if export is None or export.owner != owner:
                 raise InvalidParams("unknown or expired export (an export is kept 120 s after its last fetch)",
                                     "export_id")
+            if export.stopped_by_erase:
+                del self._open[export_id]
+                raise InvalidParams(STOPPED_BY_ERASE, "export_id")
             export.touched = time.monotonic()
         if not export.busy.acquire(blocking=False):
             raise InvalidParams("this export is being fetched by another call; fetch its pages in order",
@@ -168,6 +185,10 @@ class ExportStreams:
             export.touched = time.monotonic()
         finally:
             export.busy.release()
+        if export.stopped_by_erase:  # an erase committed while this call took lines: hand none of them out
+            with self._lock:
+                self._open.pop(export_id, None)
+            raise InvalidParams(STOPPED_BY_ERASE, "export_id")
         if export.done:
             with self._lock:
                 self._open.pop(export_id, None)
@@ -178,12 +199,35 @@ class ExportStreams:
                 raise error
         return {"export_id": export_id, "lines": lines, "done": export.done}
 
+    def stop_for_erase(self, realm: str, memory_ids: Sequence[str]) -> None:
+        """An erase of ``memory_ids`` in ``realm`` committed: stop every export under way that covers ``realm``
+        (started on it, or on every realm). Its writer gives up and its buffered lines are dropped; its next
+        fetch is refused with :data:`STOPPED_BY_ERASE`, and a fetch already running hands out no more lines.
+        Called by the runtime after each committed erase (``FeatureContext.on_erased``)."""
+        if not memory_ids:
+            return
+        with self._lock:
+            for export in self._open.values():
+                if export.realm is None or export.realm == realm:
+                    export.stopped_by_erase = True
+                    export.cancelled.set()
+                    _drain(export.lines)
+
     def close(self) -> None:
         """Abandon every export (the runtime closes)."""
         with self._lock:
             for export in self._open.values():
                 export.cancelled.set()
             self._open.clear()
+
+
+def _drain(lines: "queue.Queue[Any]") -> None:
+    """Drop every line buffered in ``lines``."""
+    while True:
+        try:
+            lines.get_nowait()
+        except queue.Empty:
+            return
 
 
 def _put_until_cancelled(export: _Export, item: Any) -> None:

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from meta_memory.agent_memory.hashing import content_hash, mint_token
-from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope
+from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope, ScopeKind
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tx import ReadTx
@@ -100,6 +100,7 @@ from meta_memory.review.steward import (
     StewardUnavailable,
     contradiction_rule,
     offered_records,
+    scope_entity,
 )
 
 __all__ = ["DreamReport", "run_dream", "empty_dream", "gated_verdict", "ESCALATION_MEMORY_RUNS", "NOTHING_TO_REVIEW"]
@@ -267,6 +268,31 @@ def _skip(realm: str, started: int, clock: Clock, events: EventBus | None, reaso
     if events is not None:
         events.emit("memory.dream.skipped", {"realm": realm, "reason": reason})
     return DreamReport(realm, None, "skipped", started, clock.now_ms(), 0, reason)
+
+
+def _emit_conflict_signal(events: EventBus, realm: str, entity: str, topic: str, record_ids: Sequence[str],
+                          cited: Mapping[str, Scope]) -> None:
+    """Publish ``memory.conflict.signal`` ``{realm, entity, topic}`` about the scope of the cited records that
+    ``entity`` names (:func:`scope_entity`), so the timeline shows it only to a reader of that scope, as the
+    records are: an identity scope's as an event of that identity, another's naming ``scope_kind`` and
+    ``scope_key``. Never the steward's reason, which can quote the records (quarantined ones too) and would
+    outlive their erase on the timeline: it stays in the ledger and the dream's detail. Nothing is published
+    when no cited record's scope is ``entity``'s (the contradiction rule has already refused that)."""
+    scope = next((cited[r] for r in record_ids if r in cited and scope_entity(cited[r]) == entity), None)
+    _emit_about(events, {"realm": realm, "entity": entity, "topic": topic}, scope, "memory.conflict.signal")
+
+
+def _emit_about(events: EventBus, data: dict[str, Any], scope: Scope | None, event_type: str) -> None:
+    """Publish ``event_type`` with ``data`` about the records of ``scope``, so the timeline shows it to the
+    readers of those records alone: an identity scope's as an event of that identity, another's naming
+    ``scope_kind`` and ``scope_key``. Nothing is published for an unknown scope (``None``): fail closed."""
+    if scope is None:
+        return
+    if scope.kind is ScopeKind.IDENTITY:
+        events.emit(event_type, data, identity=scope.key)
+        return
+    kind, key = scope.storage()
+    events.emit(event_type, {**data, "scope_kind": kind, "scope_key": key})
 
 
 def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
@@ -578,10 +604,8 @@ def _apply(
         detail["escalated"].append(v.target)
         _note(detail, "open_loop", v.target, "open_loop_escalated", v.rationale)
         if events is not None:
-            events.emit(
-                "memory.quarantine.verdict",
-                {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
-            )
+            _emit_about(events, {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
+                        offered_records(inputs).get(v.target), "memory.quarantine.verdict")
 
     # Contradictions: operational ones become conflict signals in the assertion ledger, bounded in
     # number and confined to the scopes of the records they cite (any steward, not only a parsed reply).
@@ -614,10 +638,7 @@ def _apply(
                 )
                 entry["signalled"] = True
                 if events is not None:
-                    events.emit(
-                        "memory.conflict.signal",
-                        {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": reason},
-                    )
+                    _emit_conflict_signal(events, realm, result.entity, result.topic, c.record_ids, cited)
             except LedgerValidationError as exc:
                 entry["error"] = f"Invalid params: {exc.rule}"
             except MetaError as exc:
