@@ -32,14 +32,19 @@ SPELLED = ["GetGithubIssue", "GHIssueView", "URLFetch", "getURL", "rss2json", "x
            "tools.url_fetch", "order_fetch", "get_email_thread", "brave search_news",
            # names a review found trusted: search services, mail, forums, a browser's navigation
            "google", "search_google", "google_search", "brave", "outlook", "outlook_read_mail", "hackernews",
-           "stackoverflow", "navigate", "browser_navigate", "page_content", "get_page_content"]
+           "stackoverflow", "navigate", "browser_navigate", "page_content", "get_page_content",
+           # shared documents, CRMs, support inboxes and team chat
+           "teams_read", "linear_get_issue", "sharepoint", "read_sharepoint_file", "dropbox_read", "gdrive_read",
+           "GoogleDriveSearch", "salesforce_query", "hubspot", "intercom_get_conversation", "x_search",
+           "teams.read_messages", "linear/get_issue", "MSTeamsReadMessages", "freshdesk_get_ticket"]
 #: A host's own tools: no part names outside content (``fetch`` leads; ``page`` alone; a server's letters
 #: running on; ``search`` namespaced; ``gh``/``yt`` inside a word).
 ORDINARY = ["calculator", "get_time", "lookup_order", "memory", "read_file", "write_file", "fetch_order",
             "fetch_user", "fetcher_of_dates", "prefetch_cache", "list_pages", "page_oncall", "next_page",
             "slacker", "githubber", "myslack", "playwrightish", "exa_answer", "kb.search", "NotesToolSpec.search",
             "get_weather", "create_ticket", "query_db", "run_sql", "high_score", "ghost_mode", "mythical",
-            "payout", "get_user_profile", "schedule_meeting", "sum 2", "webhooks_list", "urlencode"]
+            "payout", "get_user_profile", "schedule_meeting", "sum 2", "webhooks_list", "urlencode",
+            "list_teams", "get_teams", "linear_regression", "fit_linear", "x_axis", "dropboxes_count"]
 
 
 @pytest.mark.parametrize("name", REVIEWED + SPELLED)

@@ -191,6 +191,18 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "discord", "telegram", "whatsapp", "notion", "youtube", "reddit", "twitter", "zendesk",
         "bing", "searx", "jina", "google", "outlook", "hackernews", "stackoverflow",
     ),
+    # Shared-document stores, CRMs, support inboxes and team chat, whose files, leads, tickets and messages
+    # people outside the host share or write (SharePoint, OneDrive, Google Drive, Dropbox, Box's search,
+    # Salesforce, HubSpot, Intercom, Freshdesk, Microsoft Teams, Linear, X): their names as servers, matched
+    # as a part where the name means only the product; ``teams`` (a host's ``list_teams``) and ``linear``
+    # (``linear_regression``) only as a whole name or a namespace segment, with their readers by name.
+    "documents, CRM, support and team chat": (
+        "sharepoint", "onedrive", "gdrive", "google_drive", "dropbox", "salesforce", "hubspot", "intercom",
+        "freshdesk", "msteams", "microsoft_teams",
+        "teams", "teams_read", "teams_read_messages", "teams_get_messages", "teams_list_messages",
+        "teams_search_messages", "linear", "linear_get_issue", "linear_search_issues", "linear_list_issues",
+        "linear_get_comments", "x_search", "x_get_posts", "box_search",
+    ),
 }
 
 #: The servers on the list that are also matched as a part of a name (module docstring), each with where
@@ -231,6 +243,17 @@ OUTSIDE_CONTENT_SERVERS: dict[str, str] = {
     "outlook": "Outlook mail and calendar readers (outlook_read_mail, ...): mail anyone can send",
     "hackernews": "Hacker News readers (hackernews_top_stories, get_hackernews_comments, ...)",
     "stackoverflow": "Stack Overflow search tools (stackoverflow_search, ...): posts people outside wrote",
+    "sharepoint": "SharePoint readers (sharepoint_search, read_sharepoint_file, ...): documents others share",
+    "onedrive": "OneDrive readers (onedrive_read_file, ...): files others share",
+    "gdrive": "Google Drive servers (gdrive_search, gdrive_read_file, ...): documents anyone can share",
+    "google_drive": "Google Drive tools spelled out (google_drive_search, read_google_drive_file)",
+    "dropbox": "Dropbox readers (dropbox_read, dropbox_search, ...): files others share",
+    "salesforce": "Salesforce queries (salesforce_query, ...): cases, leads and notes customers write",
+    "hubspot": "HubSpot readers (hubspot_get_contact, ...): form fills and mail prospects write",
+    "intercom": "Intercom readers (intercom_get_conversation, ...): conversations customers write",
+    "freshdesk": "Freshdesk's ticket tools (freshdesk_get_ticket, ...): tickets customers write",
+    "msteams": "Microsoft Teams readers (msteams_read_messages, ...): messages guests and bots write",
+    "microsoft_teams": "Microsoft Teams readers spelled out (microsoft_teams_get_messages, ...)",
 }
 
 #: Short names of servers matched as a part of a name like the server itself (module docstring), each with
