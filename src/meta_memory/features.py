@@ -256,7 +256,7 @@ def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemorySt
     from .agent_memory.retention import SWEEP_INTERVAL_MS
     from .review.scheduler import DreamScheduler
 
-    retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, ctx.clock, emit=ctx.events.emit,
+    retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, ctx.clock, events=ctx.events,
                                    on_erased=on_erased)
     if ctx.start_background:
         retention.sweep()

@@ -277,3 +277,24 @@ def test_retention_skips_a_realm_that_fails_part_way_and_sweeps_the_others(agent
     agent_store.tombstoned_closures_before = damaged  # type: ignore[method-assign]
     assert TombstoneRetention(agent_store, 3, clock).sweep() == 1
     assert agent_store.get("zzz", second) is None and agent_store.get("aaa", first) is not None
+
+
+def test_a_swept_closure_is_told_only_to_its_scopes_readers(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
+    """The sweep's ``memory.record.erased`` events carry record ids: each is an event of the erased records'
+    identity, or names their mob scope; none is a system event every unscoped reader is shown."""
+    from meta_memory.events.bus import SYSTEM_IDENTITY, EventBus
+
+    mine = record_writes.remember(agent_store, R, ID, "Mine", "an old note of mine")[0].memory_id
+    record_writes.forget(agent_store, R, ME, mine, Author.application())
+    mob = Scope.mob(R, "team")
+    shared = record_writes.apply_batch(agent_store, StagedBatch(R, Author.operator("op"), (CreateOp(
+        scope=mob, record=NewMemoryRecord(title="Team", body="an old team note",
+                                          provenance=Provenance(Author.operator("op")))),))).results[0].memory_id
+    record_writes.forget(agent_store, R, mob, shared, Author.operator("op"))
+    bus = EventBus(clock)
+    clock.advance(4 * DAY_MS)
+    assert TombstoneRetention(agent_store, 3, clock, events=bus).sweep() == 2
+    erased = [e for e in bus.list(limit=100) if e.event_type == "memory.record.erased"]
+    assert sorted((e.identity, e.data["memory_ids"][0]) for e in erased) == sorted([(ID, mine), (SYSTEM_IDENTITY, shared)])
+    told = next(e for e in erased if e.identity == SYSTEM_IDENTITY)
+    assert (told.data["scope_kind"], told.data["scope_key"]) == mob.storage()

@@ -26,6 +26,7 @@ from ..errors import AgentMemoryError, ValueRuleBroken
 from .batch import StagedBatch, TombstoneOp
 from .fields import check_ttl_s
 from .model import Author
+from .scope_events import about_scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..events.bus import EventSink
@@ -115,8 +116,8 @@ class ExpirySweep:
             tx.apply(StagedBatch(realm=realm, author=author, ops=ops))
         if self.events is not None:
             self.events.emit_many([
-                ("memory.record.forgotten", {"realm": realm, "record_id": rec.id, "reason": EXPIRED_RATIONALE},
-                 rec.scope.key if rec.scope.kind.value == "identity" else None)
+                about_scope("memory.record.forgotten", {"realm": realm, "record_id": rec.id,
+                                                        "reason": EXPIRED_RATIONALE}, rec.scope)
                 for rec in due
             ])
         return len(due)

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..clock import Clock
 from ..errors import AgentMemoryError, RecordNotFound
 from ..limits import DAY_MS
+from .scope_events import about_scope
 from .store.base import AgentMemoryStore
+
+if TYPE_CHECKING:
+    from ..events.bus import EventSink
 
 __all__ = ["TombstoneRetention", "SWEEP_INTERVAL_MS"]
 
@@ -31,18 +35,19 @@ SWEEP_INTERVAL_MS = 60 * 60 * 1000
 class TombstoneRetention:
     """Erase tombstoned content older than ``after_days`` from every realm of ``store``.
 
-    ``sweep()`` returns the number of records erased; ``emit(event_type, data)`` (optional) publishes
-    one ``memory.record.erased`` timeline event per erased closure; ``on_erased(realm, ids)`` (optional)
-    hears of every erased id (the session state forgets them).
+    ``sweep()`` returns the number of records erased; ``events`` (optional) is where one
+    ``memory.record.erased`` timeline event per erased closure is published, about the closure's scope
+    (:func:`~meta_memory.agent_memory.scope_events.about_scope`: shown to that scope's readers alone);
+    ``on_erased(realm, ids)`` (optional) hears of every erased id (the session state forgets them).
     """
 
     def __init__(self, store: AgentMemoryStore, after_days: int, clock: Clock,
-                 emit: Callable[[str, dict[str, Any]], object] | None = None,
+                 events: EventSink | None = None,
                  on_erased: Callable[[str, Sequence[str]], object] | None = None) -> None:
         self.store = store
         self.after_days = after_days
         self.clock = clock
-        self.emit = emit
+        self.events = events
         self.on_erased = on_erased
 
     def sweep(self) -> int:
@@ -71,9 +76,10 @@ class TombstoneRetention:
                 erased += len(report.records)
                 if self.on_erased is not None:
                     self.on_erased(realm, [r.memory_id for r in report.records])
-                if self.emit is not None:
-                    self.emit("memory.record.erased", {"realm": realm, "count": len(report.records), "by": "retention",
-                                                       "memory_ids": [r.memory_id for r in report.records][:100]})
+                if self.events is not None:
+                    self.events.emit_many([about_scope("memory.record.erased", {
+                        "realm": realm, "count": len(report.records), "by": "retention",
+                        "memory_ids": [r.memory_id for r in report.records][:100]}, rec.scope)])
         if erased:
             log.info("tombstone retention erased %d record(s)", erased)
         return erased

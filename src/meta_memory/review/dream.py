@@ -66,7 +66,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from meta_memory.agent_memory.hashing import content_hash, mint_token
-from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope, ScopeKind
+from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope
+from meta_memory.agent_memory.scope_events import about_scope
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tx import ReadTx
@@ -284,15 +285,11 @@ def _emit_conflict_signal(events: EventBus, realm: str, entity: str, topic: str,
 
 def _emit_about(events: EventBus, data: dict[str, Any], scope: Scope | None, event_type: str) -> None:
     """Publish ``event_type`` with ``data`` about the records of ``scope``, so the timeline shows it to the
-    readers of those records alone: an identity scope's as an event of that identity, another's naming
-    ``scope_kind`` and ``scope_key``. Nothing is published for an unknown scope (``None``): fail closed."""
+    readers of those records alone (:func:`~meta_memory.agent_memory.scope_events.about_scope`). Nothing
+    is published for an unknown scope (``None``): fail closed."""
     if scope is None:
         return
-    if scope.kind is ScopeKind.IDENTITY:
-        events.emit(event_type, data, identity=scope.key)
-        return
-    kind, key = scope.storage()
-    events.emit(event_type, {**data, "scope_kind": kind, "scope_key": key})
+    events.emit_many([about_scope(event_type, data, scope)])
 
 
 def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
