@@ -189,7 +189,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /metrics, /events, /console/."""
     from .server.gateway import Gateway
     from .server.perimeter import is_wildcard_bind
-    from .server.run import TlsFiles, base_url, build_server, listen, serve_http
+    from .server.run import TlsFiles, base_url, build_server, check_tls, listen, serve_http
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
@@ -197,7 +197,9 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
     try:
         config = _load(config_path)
-    except ConfigError as exc:
+        if tls is not None:  # a bad pair, like a bad config or a busy port, never creates the state directory
+            check_tls(tls)
+    except (ConfigError, StartupError) as exc:
         _fail(exc)
     config = _apply_log_format(log_format, config)
     metrics_sock: socket.socket | None = None
