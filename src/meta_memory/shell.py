@@ -348,7 +348,7 @@ def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
     except RecursionError:
         raise click.UsageError(f"{name} must be a JSON object (nested too deep)") from None
     if not isinstance(parsed, dict):
-        raise click.UsageError(f"{name} must be a JSON object (got {type(parsed).__name__})")
+        raise click.UsageError(f"{name} must be a JSON object (got {strict_json.kind_of(parsed)})")
     return parsed
 
 
