@@ -170,9 +170,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _host_option(ctx: click.Context, param: click.Parameter, value: str) -> str:  # noqa: ARG001
+    """``serve --host`` as given, refused when blank or padded: the socket layer reads ``""`` as every
+    address, so an unset ``--host "$HOST"`` would otherwise listen on all of them (fail closed)."""
+    if not value.strip() or value != value.strip():
+        raise click.BadParameter(f"must name the address to listen on, without spaces (127.0.0.1, ::1, a host name, "
+                                 f"or 0.0.0.0 for every address), not {value!r}")
+    return value
+
+
 @main.command()
 @_state_dir_option
-@click.option("--host", default="127.0.0.1", show_default=True,
+@click.option("--host", default="127.0.0.1", show_default=True, callback=_host_option,
               help="Address to listen on. A wildcard (0.0.0.0, ::) listens on every address but serves only "
                    "requests whose Host is a loopback name or listed in [gateway] allowed_hosts.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
