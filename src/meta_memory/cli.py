@@ -21,7 +21,7 @@ import click
 from click.core import ParameterSource
 
 from .errors import ConfigError, StartupError
-from .shell import gateway_url_option, not_both, realm_option, token_option
+from .shell import STATE_DIR_PATH, gateway_url_option, not_both, realm_option, token_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_STATE_DIR = ".meta/state"
 
 _state_dir_option = click.option(
-    "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_STATE_DIR,
+    "--state-dir", type=STATE_DIR_PATH, default=DEFAULT_STATE_DIR,
     show_default=True, help="Persistent state directory (ledger file, agent-memory databases, events).",
 )
 _config_option = click.option(
@@ -351,7 +351,7 @@ def doctor(state_dir: Path, config_path: Path | None, quick: bool, backup_dirs: 
 
 
 @main.command("storage-adopt-predecessor")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--state-dir", type=STATE_DIR_PATH, required=True)
 @click.option("--apply", "apply_", is_flag=True, help="Rename the file; without it, print what would happen.")
 def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
     """Adopt a predecessor ledger (elephant-memory-state.json) in place, byte for byte."""
