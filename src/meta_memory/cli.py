@@ -21,7 +21,7 @@ import click
 from click.core import ParameterSource
 
 from .errors import ConfigError, StartupError
-from .shell import gateway_url_option, not_both, realm_option, token_option
+from .shell import STATE_DIR_PATH, gateway_url_option, not_both, realm_option, token_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_STATE_DIR = ".meta/state"
 
 _state_dir_option = click.option(
-    "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_STATE_DIR,
+    "--state-dir", type=STATE_DIR_PATH, default=DEFAULT_STATE_DIR,
     show_default=True, help="Persistent state directory (ledger file, agent-memory databases, events).",
 )
 _config_option = click.option(
@@ -170,9 +170,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _host_option(ctx: click.Context, param: click.Parameter, value: str) -> str:  # noqa: ARG001
+    """``serve --host`` as given, refused when blank or padded: the socket layer reads ``""`` as every
+    address, so an unset ``--host "$HOST"`` would otherwise listen on all of them (fail closed)."""
+    if not value.strip() or value != value.strip():
+        raise click.BadParameter(f"must name the address to listen on, without spaces (127.0.0.1, ::1, a host name, "
+                                 f"or 0.0.0.0 for every address), not {value!r}")
+    return value
+
+
 @main.command()
 @_state_dir_option
-@click.option("--host", default="127.0.0.1", show_default=True,
+@click.option("--host", default="127.0.0.1", show_default=True, callback=_host_option,
               help="Address to listen on. A wildcard (0.0.0.0, ::) listens on every address but serves only "
                    "requests whose Host is a loopback name or listed in [gateway] allowed_hosts.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
@@ -189,7 +198,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /metrics, /events, /console/."""
     from .server.gateway import Gateway
     from .server.perimeter import is_wildcard_bind
-    from .server.run import TlsFiles, base_url, build_server, listen, serve_http
+    from .server.run import TlsFiles, base_url, build_server, check_tls, listen, serve_http
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
@@ -197,7 +206,9 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
     try:
         config = _load(config_path)
-    except ConfigError as exc:
+        if tls is not None:  # a bad pair, like a bad config or a busy port, never creates the state directory
+            check_tls(tls)
+    except (ConfigError, StartupError) as exc:
         _fail(exc)
     config = _apply_log_format(log_format, config)
     metrics_sock: socket.socket | None = None
@@ -340,7 +351,7 @@ def doctor(state_dir: Path, config_path: Path | None, quick: bool, backup_dirs: 
 
 
 @main.command("storage-adopt-predecessor")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--state-dir", type=STATE_DIR_PATH, required=True)
 @click.option("--apply", "apply_", is_flag=True, help="Rename the file; without it, print what would happen.")
 def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
     """Adopt a predecessor ledger (elephant-memory-state.json) in place, byte for byte."""

@@ -114,7 +114,7 @@ def load_conversations(path: Path | str) -> list[dict[str, Any]]:
     except ValueError as exc:  # not JSON, or an object naming a key twice
         raise ValueError(f"{path}: is not JSON ({exc})") from None
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of LoCoMo samples, not a JSON {type(data).__name__}")
+        raise ValueError(f"{path}: expected a JSON list of LoCoMo samples, not {strict_json.kind_of(data)}")
     for number, sample in enumerate(data, start=1):
         problem = _sample_problem(sample)
         if problem is not None:
@@ -126,7 +126,7 @@ def load_conversations(path: Path | str) -> list[dict[str, Any]]:
 def _sample_problem(sample: Any) -> str | None:
     """What keeps ``sample`` from being a LoCoMo sample, or ``None``."""
     if not isinstance(sample, dict):
-        return f"expected an object, not a JSON {type(sample).__name__}"
+        return f"expected an object, not {strict_json.kind_of(sample)}"
     conv = sample.get("conversation")
     if not isinstance(conv, dict):
         return "'conversation' must be an object"

@@ -84,6 +84,24 @@ def not_both(first: str, first_given: bool, second: str, second_given: bool) -> 
         raise click.UsageError(f"give {first} or {second}, not both")
 
 
+class _StateDirPath(click.Path):
+    """The type of every ``--state-dir``: a directory's path (not a file's), refused when blank (a usage
+    error, exit 2): ``""`` would be the current directory, so an unset ``--state-dir "$STATE"`` would write
+    databases and a lock file where the command runs and answer from an empty memory."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("must name a directory, not a blank value (the current directory is '.')", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+#: The ``type`` of every ``--state-dir`` option (:class:`_StateDirPath`).
+STATE_DIR_PATH = _StateDirPath()
+
+
 def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Click callback of every ``--url``: a URL that cannot name a gateway is a usage error (exit 2)."""
     from .errors import ConfigError
@@ -145,7 +163,7 @@ def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
         click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True, callback=token_option,
                      help="Bearer token for a gateway with access control (prefer the environment variable)."),
-        click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+        click.option("--state-dir", type=STATE_DIR_PATH, default=None,
                      help="Run embedded on this state directory instead of calling a gateway."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="TOML configuration (embedded mode only)."),
@@ -348,7 +366,7 @@ def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
     except RecursionError:
         raise click.UsageError(f"{name} must be a JSON object (nested too deep)") from None
     if not isinstance(parsed, dict):
-        raise click.UsageError(f"{name} must be a JSON object (got {type(parsed).__name__})")
+        raise click.UsageError(f"{name} must be a JSON object (got {strict_json.kind_of(parsed)})")
     return parsed
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from .errors import echo
 
-__all__ = ["MISSING", "DuplicateKeyError", "NestingTooDeepError", "NotANumberError", "loads", "top_level_member"]
+__all__ = ["MISSING", "DuplicateKeyError", "NestingTooDeepError", "NotANumberError", "kind_of", "loads",
+           "top_level_member"]
 
 
 class DuplicateKeyError(ValueError):
@@ -39,6 +40,23 @@ class NestingTooDeepError(ValueError, RecursionError):
 
 class NotANumberError(ValueError):
     """A number JSON cannot hold: ``NaN``, ``Infinity``, ``-Infinity`` or a literal past a double's range."""
+
+
+def kind_of(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words with its article, for a refusal that says what was
+    given instead: ``null``, ``a boolean``, ``a number``, ``a string``, ``an array`` or ``an object``
+    (never Python's ``NoneType``, ``list`` or ``dict``, which the person who typed the JSON never wrote)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -72,3 +72,19 @@ def test_a_misspelt_ledger_kind_is_named_as_the_unknown_key(tmp_path: Path, sect
     assert proc.returncode == 1, proc.stderr
     assert [text for text in proc.stderr.splitlines() if text.strip()] == [line]
     assert not state.exists()
+
+
+@pytest.mark.parametrize("command", [["remember", "Title", "Body", "--identity", "lead:main"], ["serve", "--port", "0"],
+                                     ["gateway", "--stdio"], ["mcp", "--identity", "lead:main"], ["doctor"],
+                                     ["export", "-o", "out.jsonl"], ["backup", "copy"],
+                                     ["storage-adopt-predecessor"]])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_state_dir_is_a_usage_error_not_the_current_directory(tmp_path: Path, command: list[str],
+                                                                      blank: str) -> None:
+    """``--state-dir ""`` (an unset ``--state-dir "$STATE"``) was the current directory: ``remember`` wrote its
+    databases and lock file there and ``serve`` served it, an empty memory beside the user's own files."""
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", *command, "--state-dir", blank], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "--state-dir" in proc.stderr and "must name a directory" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -280,6 +280,17 @@ def test_expiry_metadata_and_a_filter_from_the_shell(gateway: Any) -> None:
         assert "Traceback" not in bad.stderr
 
 
+@pytest.mark.parametrize(("value", "shown"), [("null", "got null"), ("[1]", "got an array"), ('"x"', "got a string"),
+                                             ("3", "got a number"), ("true", "got a boolean")])
+def test_an_option_that_is_not_a_json_object_names_what_it_is_in_json_terms(value: str, shown: str) -> None:
+    """``--metadata null`` said ``got NoneType``, ``[1]`` ``got list``: Python's names, not the JSON the user typed."""
+    for command, option in ((["remember", "T", "B"], "--metadata"), (["update", "mem-1"], "--metadata"),
+                            (["recall", "launch"], "--filter"), (["list"], "--filter")):
+        bad = mm(*command, option, value, "--identity", "shell:shape", "--url", "http://127.0.0.1:9")
+        assert bad.returncode == 2, bad.stderr
+        assert f"{option} must be a JSON object ({shown})" in bad.stderr, bad.stderr
+
+
 def test_list_by_tag_and_metadata_filter_pages_through_every_match(gateway: Any) -> None:
     ident = "shell:list"
     url = ["--url", gateway.url, "--identity", ident]

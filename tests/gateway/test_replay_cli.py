@@ -79,8 +79,8 @@ def _replay(path: Path, url: str, *extra: str, env: dict[str, str] | None = None
 BAD_FILES = {
     "not JSON": ("garbage", "is not JSON"),
     "empty": ("", "is not JSON"),
-    "an object": ('{"a": 1}', "expected a JSON list of LoCoMo samples"),
-    "a list of numbers": ("[1, 2]", "sample 1: expected an object"),
+    "an object": ('{"a": 1}', "expected a JSON list of LoCoMo samples, not an object"),
+    "a list of numbers": ("[1, 2]", "sample 1: expected an object, not a number"),
     "no conversation": ('[{"sample_id": "x"}]', "sample 1 (x): 'conversation' must be an object"),
     "a conversation that is a number": ('[{"sample_id": "x", "conversation": 5}]',
                                         "sample 1 (x): 'conversation' must be an object"),

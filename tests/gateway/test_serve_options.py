@@ -143,6 +143,32 @@ def test_a_tls_refusal_names_the_option_and_what_is_wrong(tmp_path: Path) -> Non
     assert "--ssl-keyfile" in said and "does not belong to the certificate" in said, said
 
 
+@pytest.mark.parametrize("host", ["", "   ", " 127.0.0.1"])
+def test_a_blank_host_is_a_usage_error_not_every_address(tmp_path: Path, host: str) -> None:
+    """``--host ""`` (say ``--host "$HOST"`` with the variable unset) listened on every address, printed
+    ``listening on http://:PORT`` and warned of listening "on  with no [access] configuration"."""
+    state = tmp_path / "state"
+    proc = serve_once("serve", "--host", host, "--port", "0", "--state-dir", str(state))
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "--host" in proc.stderr and "0.0.0.0" in proc.stderr, proc.stderr
+    assert "listening on" not in proc.stdout, proc.stdout
+    assert not state.exists()
+
+
+def test_a_refused_certificate_leaves_no_state_directory(tmp_path: Path) -> None:
+    """A start refused for its certificate, like one refused for its configuration or its port, creates
+    nothing: before, the state directory (databases, lock file) was made first and left behind."""
+    cert, key = self_signed(tmp_path)
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    for certfile, keyfile in ((garbage, key), (cert, garbage)):
+        state = tmp_path / "state"
+        proc = serve_once("serve", "--port", "0", "--state-dir", str(state), "--ssl-certfile", str(certfile),
+                          "--ssl-keyfile", str(keyfile))
+        one_line_refusal(proc, "cannot load the TLS certificate or key")
+        assert not state.exists(), sorted(p.name for p in state.iterdir())
+
+
 @pytest.mark.postgres
 def test_unreachable_postgres_is_a_one_line_start_up_error(tmp_path: Path) -> None:
     require_extra("postgres", "psycopg")

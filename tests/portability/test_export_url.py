@@ -136,6 +136,29 @@ def test_export_url_refusals(served: Any, tmp_path: Path) -> None:
     assert gw.result("meta/storage/export", {"max_bytes": 65536}, token=OPS)["lines"]
 
 
+def test_exports_left_unfetched_say_when_a_place_frees(tmp_path: Path) -> None:
+    """Two exports whose callers stopped fetching (an interrupted ``meta-memory export --url``: Ctrl-C, a lost
+    connection) hold both places until they have gone 120 s unfetched. Before, the next export was told to
+    "fetch or abandon one first", which a caller that lost the export ids cannot do, and not when to retry."""
+    gw = start_gateway(tmp_path / "state")
+    try:
+        for i in range(30):
+            gw.result("meta/agent_memory/remember", {"identity": "a:b", "title": f"note {i}", "body": f"body {i} " * 500})
+        for _ in range(2):  # started, one page read, then never fetched again
+            assert not gw.result("meta/storage/export", {"max_bytes": 65536})["done"]
+        err = gw.error("meta/storage/export", {"max_bytes": 65536})
+        assert err["code"] == -32005 and err["data"]["resource"] == "exports", err
+        assert 0 < err["data"]["retry_after_ms"] <= 120_000, err
+        assert "abandon one" not in err["message"] and "120 s" in err["message"], err
+        refused = mm("export", "--url", gw.url, "-o", str(tmp_path / "third.jsonl"))
+        assert refused.returncode == 1, refused.stderr
+        said = " ".join(refused.stderr.split())
+        assert "exports are under way" in said and "120 s" in said and "retry" in said, said
+        assert not (tmp_path / "third.jsonl").exists()
+    finally:
+        gw.stop()
+
+
 @pytest.mark.postgres
 def test_backup_on_postgres_copies_the_directory_and_names_the_store_elsewhere(tmp_path: Path) -> None:
     require_postgres()

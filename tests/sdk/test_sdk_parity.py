@@ -93,3 +93,23 @@ def test_docs_sdk_lists_every_method() -> None:
         for name, value in vars(cls).items():
             if isinstance(value, BoundMethod):
                 assert f"`{name}(" in doc, f"docs/sdk.md does not document {cls.__name__}.{name}"
+
+
+def test_docs_sdk_names_every_parameter_of_each_handle_method() -> None:
+    """Each row of the "Every handle method" table names exactly the parameters the method takes (a
+    ``**filters`` catch-all aside): a parameter the table leaves out is one a reader never learns of."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sdk.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## Every handle method"):doc.index("### Record metadata")]
+    rows = dict(re.findall(r"^\| `([a-z_]+)\(([^`]*)\)` \|", table, re.M))
+    assert set(rows) == set(_sdk_wires().values())
+    mismatched = {}
+    for name, listed in rows.items():
+        documented = {arg.split("=")[0].strip() for arg in listed.split(",")} - {"", "*"}
+        documented = {arg for arg in documented if not arg.startswith("**")}
+        parameters = inspect.signature(getattr(HandleMethods, name).build).parameters.values()
+        taken = {p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD} - {"self"}
+        if documented != taken:
+            mismatched[name] = {"only in docs": sorted(documented - taken), "not in docs": sorted(taken - documented)}
+    assert mismatched == {}, mismatched

@@ -34,7 +34,16 @@ import click
 from click.core import ParameterSource
 
 from ..limits import MAX_TTL_S
-from ..shell import gateway_url_option, no_state_dir, not_both, realm_option, token_hint, token_option, unreachable
+from ..shell import (
+    STATE_DIR_PATH,
+    gateway_url_option,
+    no_state_dir,
+    not_both,
+    realm_option,
+    token_hint,
+    token_option,
+    unreachable,
+)
 from ..terminal import one_line
 
 #: Up to this many noted lines, an import names each; past it, it counts them by reason (``--verbose``: each).
@@ -45,7 +54,7 @@ _QUOTED = re.compile(r"'[^']*'")
 
 __all__ = ["register"]
 
-_state = click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=".meta/state",
+_state = click.option("--state-dir", type=STATE_DIR_PATH, default=".meta/state",
                       show_default=True, help="State directory (no gateway may be running on it).")
 _config = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                        help="TOML configuration naming the stores (e.g. agent_memory.store = \"postgres\").")

@@ -7,8 +7,8 @@ file, whatever the writer puts in them, and a gateway never holds more than the 
 export in memory: the writer waits while the caller has not fetched.
 
 Caps, failing closed: at most :data:`MAX_OPEN_EXPORTS` exports at once (one more is refused with
-``capacity_exceeded``); an export nobody fetched for :data:`IDLE_TIMEOUT_S` seconds is abandoned
-(its writer stops, its id is forgotten); an export id is answered only to the principal that
+``capacity_exceeded``, saying when the first place frees); an export nobody fetched for
+:data:`IDLE_TIMEOUT_S` seconds is abandoned (its writer stops, its id is forgotten); an export id is answered only to the principal that
 started it (anyone else gets the same ``invalid_params`` as for an unknown id).
 
 An erase stops every export under way that covers its realm (:meth:`ExportStreams.stop_for_erase`): the
@@ -19,11 +19,12 @@ naming ``export_id``, saying to start the export again); the export started agai
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,8 +129,7 @@ class ExportStreams:
         with self._lock:
             self._expire()
             if len(self._open) >= MAX_OPEN_EXPORTS:
-                raise CapacityExceeded(f"{MAX_OPEN_EXPORTS} exports are under way; fetch or abandon one first",
-                                       resource="exports", limit=MAX_OPEN_EXPORTS)
+                raise _full(self._open.values())
             export_id = os.urandom(12).hex()
             export = self._open[export_id] = _Export(owner, realm)
 
@@ -228,6 +228,17 @@ def _drain(lines: "queue.Queue[Any]") -> None:
             lines.get_nowait()
         except queue.Empty:
             return
+
+
+def _full(exports: Iterable[_Export]) -> CapacityExceeded:
+    """The refusal of an export while :data:`MAX_OPEN_EXPORTS` are under way: when the first place frees if
+    nobody fetches its export again (``retry_after_ms``, and in the message: a caller that stopped fetching,
+    an interrupted ``meta-memory export --url``, cannot end its export sooner, since no call abandons one)."""
+    wait_s = max(0.0, min(e.touched for e in exports) + IDLE_TIMEOUT_S - time.monotonic())
+    return CapacityExceeded(
+        f"{MAX_OPEN_EXPORTS} exports are under way; an export holds its place until it ends or has gone "
+        f"{IDLE_TIMEOUT_S:.0f} s without a fetch (an interrupted one too), so retry in {math.ceil(wait_s)} s",
+        resource="exports", limit=MAX_OPEN_EXPORTS, retry_after_ms=max(1, math.ceil(wait_s * 1000)))
 
 
 def _put_until_cancelled(export: _Export, item: Any) -> None:

@@ -28,7 +28,7 @@ from .gateway import Gateway
 from .http import create_app
 from .protocol import connection_budget, guarded_protocol, install_accept_error_filter
 
-__all__ = ["TlsFiles", "base_url", "build_server", "listen", "max_connections", "serve_http"]
+__all__ = ["TlsFiles", "base_url", "build_server", "check_tls", "listen", "max_connections", "serve_http"]
 
 log = logging.getLogger("meta_memory.http")
 
@@ -123,6 +123,20 @@ def _tls_problem(tls: TlsFiles) -> str | None:
     except OSError:
         pass
     return None
+
+
+def check_tls(tls: TlsFiles) -> None:
+    """Load ``tls``'s certificate chain and key as the server will, before anything else starts, so a bad
+    pair is refused without opening (or creating) the state directory. Raises :class:`StartupError`
+    naming the option and what is wrong with its file."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(str(tls.certfile), str(tls.keyfile), password=tls.keyfile_password)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
+        raise StartupError(f"cannot load the TLS certificate or key: {_tls_problem(tls) or reason}") from None
 
 
 def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from ..shell import (
+    STATE_DIR_PATH,
     gateway_url_option,
     local_error,
     no_state_dir,
@@ -52,7 +53,7 @@ def _fail(message: str, error: dict[str, Any] | None = None) -> None:
                    "a relative DEST is resolved by the gateway against backup_dir).")
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token holding operator.backup (prefer the environment variable).")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--state-dir", type=STATE_DIR_PATH, default=None,
               help="Copy this stopped installation's state directory instead.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="TOML configuration of the --state-dir installation (names a PostgreSQL store, if any).")

@@ -48,8 +48,10 @@ class DiskSpace:
     @property
     def full(self) -> bool:
         """Less than 1 MiB free: SQLite cannot even create a database's side files there (every write is
-        refused as ``disk_full``, and no gateway or command can open a state directory on it)."""
-        return self.free_bytes < _MIB
+        refused as ``disk_full``, and no gateway or command can open a state directory on it). A file system
+        that reports no size at all (``/proc``, ``/sys``, some FUSE mounts: 0 blocks) is no disk that could
+        fill, so it is never full: a failure there has another cause, and saying "free space" would mislead."""
+        return self.total_bytes > 0 and self.free_bytes < _MIB
 
     def describe(self) -> str:
         """``the disk mounted at /var (12 MiB free of 2048 MiB)``."""
