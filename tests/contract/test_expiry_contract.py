@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +126,10 @@ def test_update_keeps_sets_or_clears_the_expiry_and_refuses_an_expired_record(
         assert cleared.expires_at_ms is None
         again = me.update(cleared.memory_id, ttl_s=1).record
         clock.advance(1_000)
-        with pytest.raises(AgentMemoryError, match="not active"):
+        with pytest.raises(AgentMemoryError, match="not active") as inactive:
             me.update(again.memory_id, body="revived")
+        when = datetime.fromtimestamp(again.expires_at_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        assert f"expired at {when}." in str(inactive.value)  # a time a reader can read, not only epoch ms
         with pytest.raises(InvalidParams) as exc:
             h.call("meta/agent_memory/update", {"identity": ID, "memory_id": again.memory_id,
                                                 "ttl_s": 5, "clear_expiry": True})

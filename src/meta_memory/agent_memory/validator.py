@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from meta_memory.agent_memory.batch import (
@@ -576,8 +577,9 @@ def _plan_supersede(
     _check_scope_writable(i, batch, prior.scope)
     if not prior.status.is_active:
         raise _invalid(i, f"record '{op.prior}' is not active ({_why_inactive(prior.status)})")
-    if is_expired(prior.expires_at_ms, now_ms):
-        raise _invalid(i, f"record '{op.prior}' is not active (expired at {prior.expires_at_ms} ms)")
+    if prior.expires_at_ms is not None and is_expired(prior.expires_at_ms, now_ms):
+        when = datetime.fromtimestamp(prior.expires_at_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        raise _invalid(i, f"record '{op.prior}' is not active (expired at {when}, {prior.expires_at_ms} ms)")
     for rid in op.derived_from:
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, [op.prior, *op.derived_from])
