@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import InvalidParams, ValueRuleBroken, echo
 from ..identity import parse_identity, parse_realm
+from .deferred import DEFER_BUILD
 
 __all__ = ["PARAMS_OBJECT_RULE", "Params", "RealmDefaulted", "IdentityParams", "MembersRule", "parse_params", "validation_to_invalid_params",
            "check_json_value", "MAX_PARAMS_DEPTH"]
@@ -79,7 +80,7 @@ P = TypeVar("P", bound=BaseModel)
 class Params(BaseModel):
     """Base class of every RPC params model: unknown fields refused, no type coercion."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=DEFER_BUILD)
 
 
 class RealmDefaulted(Params):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ledger.model import MemoryStoreInfo
+from .deferred import DEFER_BUILD
 
 __all__ = [
     "Result",
@@ -32,7 +33,7 @@ __all__ = [
 class Result(BaseModel):
     """Base of every result model: the listed members only."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=DEFER_BUILD)
 
 
 # --------------------------------------------------------------------------- shared
