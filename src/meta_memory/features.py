@@ -88,7 +88,7 @@ class FeatureContext:
     #: ``[access] read_only``: reads count no usage (a read-only gateway changes no state).
     read_only: bool = False
     #: Told ``(realm, memory ids)`` after every erase that committed (an erase call's, the tombstone
-    #: retention's), after the session state has forgotten the ids: the runtime stops the exports under way.
+    #: retention's), before the session state forgets the ids: the runtime stops the exports under way.
     on_erased: Callable[[str, Sequence[str]], object] | None = None
 
 
@@ -182,10 +182,12 @@ def build_features(ctx: FeatureContext) -> Features:
     after_erase = ctx.on_erased
 
     def on_erased(realm: str, ids: Sequence[str]) -> None:
-        """What every committed erase tells: the session state forgets the ids, then ``ctx.on_erased``."""
-        session_state.forget_records(realm, ids)
+        """What every committed erase tells: ``ctx.on_erased`` first (the runtime stops the exports under way,
+        which cannot fail), then the session state forgets the ids (a database write, which can), so a
+        failure of the second never leaves an export handing out the erased content (fail closed)."""
         if after_erase is not None:
             after_erase(realm, ids)
+        session_state.forget_records(realm, ids)
 
     root = _state_root(ctx)
     firewall.attach_state(session_state, legacy_state_path=root / "firewall-taint.json" if root is not None else None)

@@ -6,6 +6,7 @@ it, and an export started afterwards holds nothing of the erased record.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,3 +67,40 @@ def test_an_erase_in_another_realm_leaves_the_export_under_way(gateway: GatewayP
     lines, refusal = _fetch_all(gateway, first["export_id"])
     assert refusal is None
     assert sum(json.loads(line)["type"] == "record" for line in first["lines"] + lines) == 20
+
+
+def test_an_erase_whose_session_state_write_fails_still_stops_the_export(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The erase commits before the session state forgets its ids (a database write that can fail: a full
+    disk, a lost connection); the exports under way are stopped first, so such a failure never leaves one
+    handing out the erased content. Through the embedded SDK."""
+    from meta_memory.cli import build_runtime
+    from meta_memory.errors import MetaError
+    from meta_memory.sdk.handle import MetaHandle
+    from meta_memory.sdk.transport import EmbeddedTransport
+    from meta_memory.server.gateway import Gateway
+    from meta_memory.session_state.store import SessionStateStore
+
+    with MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(tmp_path / "state", None)))) as h:
+        h.call("meta/agent_memory/remember_batch", {"identity": ID, "records": [
+            {"title": f"filler {i}", "body": f"filler text {i} " * 800} for i in range(20)]})
+        mid = h.call("meta/agent_memory/remember", {"identity": ID, "title": "Home address", "body": SECRET})[
+            "memory_id"]
+        first = h.call("meta/storage/export", {"identity": ID, "realm": "default", "max_bytes": PAGE})
+        assert not first["done"]
+
+        def failing(self: SessionStateStore, realm: str, record_ids: Any) -> None:
+            raise OSError("disk I/O error")
+
+        monkeypatch.setattr(SessionStateStore, "forget_records", failing)
+        with pytest.raises((MetaError, OSError)):
+            h.call("meta/agent_memory/erase", {"identity": ID, "memory_id": mid})
+        monkeypatch.undo()
+        listed = h.call("meta/agent_memory/list", {"identity": ID, "limit": 100})["records"]
+        assert listed and mid not in {r["memory_id"] for r in listed}  # the erase committed
+        with pytest.raises(MetaError) as refused:
+            while True:
+                page = h.call("meta/storage/export", {"export_id": first["export_id"], "max_bytes": PAGE})
+                assert not any("quokkaerased" in line for line in page["lines"])
+                assert not page["done"], "the export ran to its end after the erase"
+        assert "erase" in str(refused.value) and "again" in str(refused.value)

@@ -41,9 +41,10 @@ key                        meaning                                              
                            accepted token or ``GET /v1/health`` (anything else
                            is answered 503 and closed, unrun); 0 = none (0..256)
 ``max_tokenless_``         requests without an accepted bearer token in progress  32
-``requests``               at once on a gateway that lists tokens (health and
-                           ``/events`` aside); one more is answered 503 with
-                           ``Retry-After`` and closed, unrun (1..10,000)
+``requests``               at once on a gateway that lists tokens (health,
+                           ``/events`` and ``metrics_bind`` scrapes aside); one
+                           more is answered 503 with ``Retry-After`` and closed,
+                           unrun (1..10,000)
 ``header_timeout_s``       seconds a connection may take to send request headers  10
 ``body_timeout_s``         seconds a request may take to send its whole body      30
 ``send_timeout_s``         seconds a connection's send buffer may stay full with  30

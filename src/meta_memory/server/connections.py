@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import CapacityExceeded
 from ..rpc.dispatch import encode, error_response
 
-__all__ = ["MARK_KEY", "ConnectionMark", "ConnectionTable", "ConnectionTerms", "Displaceable"]
+__all__ = ["MARK_KEY", "ConnectionMark", "ConnectionTable", "ConnectionTerms", "on_metrics_listener", "Displaceable"]
 
 #: Seconds a client refused for the connection caps is told to wait (``Retry-After``).
 REFUSED_RETRY_S = 5
@@ -87,6 +87,13 @@ class Displaceable(Protocol):
 
 #: The waiting connections a newcomer looks at, oldest first, for one with no bytes unread.
 DISPLACE_SCAN = 16
+
+
+def on_metrics_listener(scope: Scope, metrics_port: int | None) -> bool:
+    """Whether the HTTP request of ``scope`` came in on the ``[gateway] metrics_bind`` listener, told apart
+    by its own port (``serve`` refuses a ``metrics_bind`` sharing the gateway's): the one test of it."""
+    server = scope.get("server")
+    return metrics_port is not None and server is not None and server[1] == metrics_port
 
 
 def _refusal_body(resource: str, limit: int, message: str, retry_after_ms: int | None = None) -> bytes:
@@ -263,9 +270,8 @@ class ConnectionTerms:
         if mark is not None and mark.reserve_refusal is not None and not vouched and route not in HEALTH_ROUTES:
             await _refuse(send, mark.reserve_refusal, REFUSED_RETRY_S)
             return
-        server = scope.get("server")
-        on_metrics_listener = self.metrics_port is not None and server is not None and server[1] == self.metrics_port
-        counted = tokens_listed and not vouched and route not in UNCOUNTED_ROUTES and not on_metrics_listener
+        counted = (tokens_listed and not vouched and route not in UNCOUNTED_ROUTES
+                   and not on_metrics_listener(scope, self.metrics_port))
         if counted and self.tokenless >= self.max_tokenless:
             await _refuse(send, self.tokenless_refusal, TOKENLESS_RETRY_S)
             return

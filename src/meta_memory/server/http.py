@@ -74,7 +74,7 @@ from ..observability.requests import accept_request_id
 from ..rpc.dispatch import encode, error_response
 from ..rpc.registry import CallContext
 from .config import normalise_host
-from .connections import ConnectionTerms
+from .connections import ConnectionTerms, on_metrics_listener
 from .events import EventsEndpoint, query_refusal, url_token_refusal
 from .gateway import Gateway
 from .perimeter import Perimeter, PerimeterRules, json_refusal, rpc_media_type_refusal
@@ -272,8 +272,7 @@ def _caller(gateway: Gateway, request: Request) -> Any:
 
 def _on_metrics_listener(request: Request, metrics_port: int | None) -> bool:
     """Whether the request came in on the ``[gateway] metrics_bind`` listener (its own port)."""
-    server = request.scope.get("server")
-    return metrics_port is not None and server is not None and server[1] == metrics_port
+    return on_metrics_listener(request.scope, metrics_port)
 
 
 class _MetricsListenerOnly:
@@ -285,8 +284,7 @@ class _MetricsListenerOnly:
         self.metrics_port = metrics_port
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        server = scope.get("server")
-        if scope["type"] == "http" and server and server[1] == self.metrics_port and scope.get("path") != "/metrics":
+        if scope["type"] == "http" and on_metrics_listener(scope, self.metrics_port) and scope.get("path") != "/metrics":
             await Response(b"not found: this listener serves GET /metrics only\n", status_code=404,
                            media_type="text/plain")(scope, receive, send)
             return
