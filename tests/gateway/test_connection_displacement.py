@@ -247,6 +247,8 @@ def test_past_the_tokenless_bound_a_request_without_a_token_is_refused_unrun_and
     finally:
         for sock in held:
             sock.close()
+    # the operator can see the bound being hit (one line a second at most, the rest counted)
+    assert any("gateway.max_tokenless_requests (2) reached" in line for line in gw.proc.log_tail)
 
 
 def metrics_port(gw: GatewayProcess) -> int:

@@ -38,7 +38,10 @@ passes every check its requests meet, and a request past a bound is refused, nev
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Protocol
 
@@ -47,7 +50,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import CapacityExceeded
 from ..rpc.dispatch import encode, error_response
 
-__all__ = ["MARK_KEY", "ConnectionMark", "ConnectionTable", "ConnectionTerms", "on_metrics_listener", "Displaceable"]
+__all__ = ["DROPS", "LOG_INTERVAL_S", "DropLog", "MARK_KEY", "ConnectionMark", "ConnectionTable", "ConnectionTerms", "on_metrics_listener", "Displaceable"]
+
+log = logging.getLogger("meta_memory.http")
 
 #: Seconds a client refused for the connection caps is told to wait (``Retry-After``).
 REFUSED_RETRY_S = 5
@@ -99,6 +104,45 @@ def on_metrics_listener(scope: Scope, metrics_port: int | None) -> bool:
 def _refusal_body(resource: str, limit: int, message: str, retry_after_ms: int | None = None) -> bytes:
     return encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit,
                                                         retry_after_ms=retry_after_ms)))
+
+
+#: Seconds between two log lines of one kind of dropped connection (and of asyncio's accept error).
+LOG_INTERVAL_S = 1.0
+
+@dataclass
+class DropLog:
+    """One warning line a second per kind of dropped connection; the lines held back meanwhile are counted
+    and reported in one line when the second ends (``dropped N more connections in the last 1 s: ...``),
+    so a flood of drops costs at most one line a second of each kind."""
+
+    interval_s: float = LOG_INTERVAL_S
+    _last: dict[str, float] = field(default_factory=dict)
+    _held: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def drop(self, loop: asyncio.AbstractEventLoop, kind: str, who: str, reason: str) -> None:
+        """Log ``dropped the connection from <who>: <reason>``, or count it when ``kind`` was logged
+        less than ``interval_s`` ago."""
+        now = loop.time()
+        last = self._last.get(kind)
+        if last is None or now - last >= self.interval_s:
+            self._last[kind] = now
+            log.warning("dropped the connection from %s: %s", who, reason)
+            return
+        count, _ = self._held.get(kind, (0, reason))
+        if count == 0:
+            loop.call_at(last + self.interval_s, self._flush, loop, kind)
+        self._held[kind] = (count + 1, reason)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop, kind: str) -> None:
+        count, reason = self._held.pop(kind, (0, ""))
+        if count:
+            self._last[kind] = loop.time()
+            log.warning("dropped %d more connection(s) in the last %g s (lines suppressed, one a second): %s",
+                        count, self.interval_s, reason)
+
+
+#: The gateway's one drop log (the protocol's refusals and displacements, the tokenless bound's refusals).
+DROPS = DropLog()
 
 
 class ConnectionTable:
@@ -273,6 +317,10 @@ class ConnectionTerms:
         counted = (tokens_listed and not vouched and route not in UNCOUNTED_ROUTES
                    and not on_metrics_listener(scope, self.metrics_port))
         if counted and self.tokenless >= self.max_tokenless:
+            client = scope.get("client")
+            DROPS.drop(asyncio.get_running_loop(), "tokenless", str(client[0]) if client else "an unknown peer",
+                       f"gateway.max_tokenless_requests ({self.max_tokenless}) reached: a request without an "
+                       "accepted token refused unrun")
             await _refuse(send, self.tokenless_refusal, TOKENLESS_RETRY_S)
             return
         send_terms = send if mark is None else self._closing(send, not vouched and (

@@ -43,8 +43,8 @@ on the event loop's next turn. Its slot is counted from ``connection_made`` to
 comes once the handshake is complete: a handshake in progress holds no slot.
 
 Each dropped or refused connection is a log line, at most one a second of each
-kind (``headers``, ``body``, ``send``, ``refused``, ``displaced``); the lines held back are
-counted and reported in one line when that second ends (:class:`DropLog`).
+kind (``headers``, ``body``, ``send``, ``refused``, ``displaced``, and ``tokenless``: a request past ``[gateway] max_tokenless_requests``); the lines held back are
+counted and reported in one line when that second ends (:class:`~meta_memory.server.connections.DropLog`).
 asyncio's own ``socket.accept() out of system resource`` error (the process out
 of descriptors anyway, e.g. under a lower ``ulimit -n`` than the caps assume) is
 rate-limited the same way, without its traceback (:func:`install_accept_error_filter`).
@@ -59,25 +59,23 @@ import logging
 import struct
 import termios
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..limits import DEFAULT_MAX_CONNECTIONS_PER_IP, MAX_CONNECTIONS
-from .connections import MARK_KEY, ConnectionMark, ConnectionTable
+from .connections import DROPS as _drops
+from .connections import LOG_INTERVAL_S, MARK_KEY, ConnectionMark, ConnectionTable
 
 #: the ioctl reading a socket's unsent bytes in the kernel (Linux's ``SIOCOUTQ``), where there is one
 _OUTQ: int | None = getattr(termios, "TIOCOUTQ", None)
 
-__all__ = ["ConnectionTable", "DropLog", "connection_budget", "guarded_protocol", "install_accept_error_filter",
+__all__ = ["ConnectionTable", "connection_budget", "guarded_protocol", "install_accept_error_filter",
            "peer_key"]
 
 log = logging.getLogger("meta_memory.http")
 
-#: Seconds between two log lines of one kind of dropped connection (and of asyncio's accept error).
-LOG_INTERVAL_S = 1.0
 #: Descriptors kept back from connections: an eighth of the open-file limit, at least 256 (at most half
 #: the limit when the limit itself is below 512), for the databases, logs and files the gateway opens and
 #: the connections asyncio has accepted but not yet handed over.
@@ -119,39 +117,6 @@ def peer_key(host: str) -> str:
     return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
-@dataclass
-class DropLog:
-    """One warning line a second per kind of dropped connection; the lines held back meanwhile are counted
-    and reported in one line when the second ends (``dropped N more connections in the last 1 s: ...``),
-    so a flood of drops costs at most one line a second of each kind."""
-
-    interval_s: float = LOG_INTERVAL_S
-    _last: dict[str, float] = field(default_factory=dict)
-    _held: dict[str, tuple[int, str]] = field(default_factory=dict)
-
-    def drop(self, loop: asyncio.AbstractEventLoop, kind: str, who: str, reason: str) -> None:
-        """Log ``dropped the connection from <who>: <reason>``, or count it when ``kind`` was logged
-        less than ``interval_s`` ago."""
-        now = loop.time()
-        last = self._last.get(kind)
-        if last is None or now - last >= self.interval_s:
-            self._last[kind] = now
-            log.warning("dropped the connection from %s: %s", who, reason)
-            return
-        count, _ = self._held.get(kind, (0, reason))
-        if count == 0:
-            loop.call_at(last + self.interval_s, self._flush, loop, kind)
-        self._held[kind] = (count + 1, reason)
-
-    def _flush(self, loop: asyncio.AbstractEventLoop, kind: str) -> None:
-        count, reason = self._held.pop(kind, (0, ""))
-        if count:
-            self._last[kind] = loop.time()
-            log.warning("dropped %d more connection(s) in the last %g s (lines suppressed, one a second): %s",
-                        count, self.interval_s, reason)
-
-
-_drops = DropLog()
 
 
 class _AcceptErrorFilter(logging.Filter):
