@@ -197,13 +197,10 @@ def test_costly_seeding_pairs_score_their_sample_first_with_the_budget_still_lef
     monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_MS", pg_ranking.RESERVE_MS)  # nothing left for a late sample
     monkeypatch.setattr(pg_ranking, "SAMPLE_ROWS", 10)
     monkeypatch.setattr(pg_ranking, "SAMPLE_MIN_ROWS", 10)
-    started = time.monotonic()
-    with _within(0.5):
+    with _within(0.5):  # past it, the search would raise timeout instead of answering
         short = _search(store, "common middle", 20)
-    took = time.monotonic() - started
     assert short.degraded_reason == "approximate_ranking" and len(short) == 10
     assert all(every[r.id] == s and "middle" in r.body for r, s in short)
-    assert took < 0.5, took
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
