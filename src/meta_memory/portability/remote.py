@@ -8,8 +8,8 @@ export in memory: the writer waits while the caller has not fetched.
 
 Caps, failing closed: at most :data:`MAX_OPEN_EXPORTS` exports at once (one more is refused with
 ``capacity_exceeded``, saying when the first place frees); an export nobody fetched for
-:data:`IDLE_TIMEOUT_S` seconds is abandoned (its writer stops, its id is forgotten); an export id is answered only to the principal that
-started it (anyone else gets the same ``invalid_params`` as for an unknown id).
+:data:`IDLE_TIMEOUT_S` seconds is abandoned (its writer stops, its id is forgotten); an export id is
+answered only to the principal that started it (anyone else gets the same ``invalid_params`` as for an unknown id).
 
 An erase stops every export under way that covers its realm (:meth:`ExportStreams.stop_for_erase`): the
 lines its writer had read and buffered before the erase committed may hold the erased content, which the

@@ -588,6 +588,9 @@ def _apply(
         except (AgentMemoryError, ValueError) as exc:
             _note(detail, "harvest", v.target, v.verdict, v.rationale, error=str(exc))
 
+    # Every offered record's scope: the open-loop nudges are published about it, contradictions cite by it.
+    cited = offered_records(inputs)
+
     # Open-loop escalations: the event names only the record.
     seen: set[str] = set()
     for v in decision.escalations[: caps.open_loops]:
@@ -602,11 +605,10 @@ def _apply(
         _note(detail, "open_loop", v.target, "open_loop_escalated", v.rationale)
         if events is not None:
             _emit_about(events, {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
-                        offered_records(inputs).get(v.target), "memory.quarantine.verdict")
+                        cited.get(v.target), "memory.quarantine.verdict")
 
     # Contradictions: operational ones become conflict signals in the assertion ledger, bounded in
     # number and confined to the scopes of the records they cite (any steward, not only a parsed reply).
-    cited = offered_records(inputs)
     if len(decision.contradictions) > MAX_CONTRADICTIONS:
         detail["refused"].append(f"contradictions: {len(decision.contradictions) - MAX_CONTRADICTIONS} beyond "
                                  f"the cap of {MAX_CONTRADICTIONS} per dream were dropped")
