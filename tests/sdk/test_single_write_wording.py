@@ -31,8 +31,14 @@ def _single_calls(handle: Any) -> None:
         agent.remember("Key", f"the key is {AWS}")
     assert caught.value.reason == "secret_detected" and "op 0" not in caught.value.message
     assert caught.value.message.startswith("invalid agent memory record: write refused: content matches")
+    # the prefix says "invalid agent memory record" once; the rest names the field and its rule
     told = agent.session("s-1").tool({"action": "remember", "title": "Big", "body": "x" * 100_000})
-    assert told.is_error and told.text == "invalid agent memory record: invalid record: body must be at most 65536 bytes"
+    assert told.is_error and told.text == "invalid agent memory record: body must be at most 65536 bytes"
+    current = agent.remember("Deploy day", "Deploy on Mondays").memory_id
+    told = agent.session("s-1").tool({"action": "update", "memory_id": current, "title": "Big", "body": "x" * 100_000})
+    assert told.is_error and told.text == "invalid agent memory record: body must be at most 65536 bytes"
+    told = agent.session("s-1").tool({"action": "propose_to_mob", "title": "Big", "body": "x" * 100_000}, mob="crew")
+    assert told.is_error and told.text == "invalid agent memory record: body must be at most 65536 bytes"
     told = agent.session("s-1").tool({"action": "update", "memory_id": old, "title": "Deploy", "body": "again"})
     assert told.is_error and "op 0" not in told.text and "is not active" in told.text
 

@@ -175,6 +175,9 @@ def _dumps(value: Any) -> str:
 
 
 _OP_PREFIX = re.compile(r"^op \d+: ")
+#: What the validator puts before a field rule (``op N: invalid record: <rule>``); the ``invalid_record``
+#: message prefix says it already, so a single call's refusal drops it.
+_FIELD_RULE_PREFIX = "invalid record: "
 
 
 def _item_field_error(exc: RecordFieldRefused, index: int) -> RecordFieldRefused:
@@ -194,8 +197,10 @@ def single_write(write: Callable[P, T]) -> Callable[P, T]:
     batch), with its refusals in single-call wording: the validator speaks of the batch every write is
     planned as (``op 0: record '<id>' is not active (...)``, ``op_index`` 0), which a caller that sent one
     record never made; such a refusal is raised again as the same ``reason`` and ``secret_class`` without
-    the ``op N:`` prefix (its ``op_index``, 0, is kept in the data: clients read it). A bulk write
-    (``remember_batch``, even of one item) keeps the prefix too."""
+    the ``op N:`` prefix (its ``op_index``, 0, is kept in the data: clients read it). A field rule's
+    refusal then says what the message's prefix already says only once: ``invalid agent memory record:
+    body must be at most 65536 bytes``, not ``... record: invalid record: body ...``. A bulk write
+    (``remember_batch``, even of one item) keeps the batch wording (``op N: invalid record: <rule>``)."""
 
     @functools.wraps(write)
     def single(*args: P.args, **kwargs: P.kwargs) -> T:
@@ -204,7 +209,10 @@ def single_write(write: Callable[P, T]) -> Callable[P, T]:
         except AgentMemoryError as exc:
             if type(exc) is not AgentMemoryError or exc.op_index is None or not _OP_PREFIX.match(exc.detail):
                 raise
-            raise AgentMemoryError(exc.reason, _OP_PREFIX.sub("", exc.detail), op_index=exc.op_index,
+            detail = _OP_PREFIX.sub("", exc.detail)
+            if exc.reason == "invalid_record":
+                detail = detail.removeprefix(_FIELD_RULE_PREFIX)
+            raise AgentMemoryError(exc.reason, detail, op_index=exc.op_index,
                                    secret_class=exc.secret_class) from None
 
     return single
