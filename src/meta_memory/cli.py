@@ -381,16 +381,22 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
     from rich.progress import Progress
     from rich.table import Table
 
-    from .replay import CATEGORIES, KS
+    from .replay import CATEGORIES, KS, ReplayRefused
     from .replay import replay as run_replay
+    from .sdk.transport import GatewayUnreachable
+    from .shell import local_error, refuse
 
     console = Console(stderr=as_json)
     # a progress bar on a terminal only: off one, its erase would leave an empty line in the output
     with Progress(console=console, transient=True, disable=not console.is_terminal) as progress:
         try:
             report = run_replay(path, url, token=token, inject=inject, realm=realm, limit=limit, progress=progress)
-        except (RuntimeError, OSError, ValueError) as exc:  # a refusal, no gateway there, a file of another shape
-            _fail(exc)
+        except ReplayRefused as exc:  # the gateway's error as it answered, under --json
+            refuse(str(exc), exc.error)
+        except GatewayUnreachable as exc:  # replay has no --state-dir: the message without the shell's hint
+            refuse(str(exc), local_error("unreachable", str(exc)))
+        except (RuntimeError, OSError, ValueError) as exc:  # a file of another shape, or unreadable
+            refuse(str(exc))
     data = report.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2))

@@ -28,7 +28,7 @@ import httpx
 from . import strict_json
 from .sdk.transport import NotAGateway, _rpc_url, transport_failure
 
-__all__ = ["ReplayReport", "load_conversations", "replay"]
+__all__ = ["ReplayRefused", "ReplayReport", "load_conversations", "replay"]
 
 KS = (1, 5, 8, 10)
 #: Turns written per ``meta/agent_memory/remember_batch`` call.
@@ -183,6 +183,15 @@ def _evidence(raw: list[Any], known: set[str], report: ReplayReport) -> set[str]
     return ids
 
 
+class ReplayRefused(RuntimeError):
+    """The gateway refused a call of the replay. ``error`` is its JSON-RPC error object as it answered it
+    (``{code, message, data: {kind, ...}}``); the message says which call it refused."""
+
+    def __init__(self, message: str, error: Any) -> None:
+        super().__init__(message)
+        self.error: dict[str, Any] = dict(error) if isinstance(error, dict) else {"code": None, "message": str(error)}
+
+
 class _Rpc:
     def __init__(self, url: str, token: str | None) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -206,7 +215,8 @@ class _Rpc:
         except ValueError:
             body = None
         if isinstance(body, dict) and body.get("jsonrpc") == "2.0" and isinstance(body.get("error"), dict):
-            raise RuntimeError(str(body["error"].get("message")))  # the whole batch refused (a 401, a 413, ...)
+            # the whole batch refused (a 401, a 413, ...)
+            raise ReplayRefused(str(body["error"].get("message")), body["error"])
         if not isinstance(body, list) or not all(isinstance(r, dict) and r.get("jsonrpc") == "2.0" for r in body):
             raise NotAGateway(url, resp.status_code, resp.headers.get("content-type", "").split(";")[0].strip())
         self.answered = True
@@ -215,7 +225,7 @@ class _Rpc:
         for call in payload:
             r = by_id[call["id"]]
             if "error" in r:
-                raise RuntimeError(f"{call['method']} failed: {r['error']['message']}")
+                raise ReplayRefused(f"{call['method']} failed: {r['error']['message']}", r["error"])
             out.append(r["result"])
         return out
 
@@ -226,8 +236,8 @@ class _Rpc:
 def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool = False, realm: str | None = None,
            limit: int | None = None, progress: Any = None) -> ReplayReport:
     """Run the replay. ``progress`` is an optional ``rich.progress.Progress``. Raises ``ValueError`` for a
-    file that is not a LoCoMo file or a ``limit`` below 1 (before anything is written), ``RuntimeError`` when the gateway
-    refuses a call, and :class:`~meta_memory.sdk.transport.GatewayUnreachable` (or its
+    file that is not a LoCoMo file or a ``limit`` below 1 (before anything is written), :class:`ReplayRefused` (a
+    ``RuntimeError``) when the gateway refuses a call, and :class:`~meta_memory.sdk.transport.GatewayUnreachable` (or its
     :class:`~meta_memory.sdk.transport.NotAGateway`) when no gateway answers at ``url``."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a whole number of conversations, at least 1 (got {limit!r})")
@@ -253,7 +263,8 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
                            {"identity": identity, "records": [{"title": t, "body": b} for _, t, b in chunk], **extra})
             for (dia, _, _), res in zip(chunk, out["results"], strict=True):
                 if "error" in res:
-                    raise RuntimeError(f"meta/agent_memory/remember_batch refused turn {dia}: {res['error']['message']}")
+                    raise ReplayRefused(f"meta/agent_memory/remember_batch refused turn {dia}: "
+                                        f"{res['error']['message']}", res["error"])
                 id_of[res["memory_id"]] = dia
             if progress:
                 progress.advance(t_write, len(chunk))

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -125,10 +125,41 @@ def realm_option(what: str, *, state_dir: bool = True) -> Callable[[Callable[...
         help=f"{what} (default: the [agent_memory] realm the gateway is configured with{local}).")
 
 
-def local_error(kind: str, said: str) -> dict[str, Any]:
-    """The ``--json`` error of a refusal no gateway answered: ``{code: null, message: said, data: {kind}}``
-    (``kind``: ``unreachable``, ``startup`` or ``refused``), beside a gateway's own JSON-RPC error."""
-    return {"code": None, "message": said, "data": {"kind": kind}}
+def local_error(kind: str, said: str, **data: Any) -> dict[str, Any]:
+    """The ``--json`` error of a refusal no gateway answered: ``{code: null, message: said, data: {kind, ...}}``
+    (``kind``: ``unreachable``, ``startup`` or ``refused``; ``data`` adds what the refusal names, e.g. an
+    import file's ``line``), beside a gateway's own JSON-RPC error."""
+    return {"code": None, "message": said, "data": {"kind": kind, **data}}
+
+
+def meta_error(exc: Any) -> dict[str, Any]:
+    """The ``--json`` error of a :class:`~meta_memory.errors.MetaError`: its JSON-RPC error object as a
+    gateway answers it (``{code, message, data: {kind, field?, reason?, ...}}``)."""
+    from .rpc.registry import to_jsonable
+
+    error: dict[str, Any] = to_jsonable(exc.to_jsonrpc())
+    return error
+
+
+def print_error(error: dict[str, Any], *, as_json: bool | None = None) -> None:
+    """Print ``{"error": error}`` on stdout when the command runs with ``--json`` (``as_json``; by default the
+    running command's own ``--json``): the one shape every command's refusal takes there, ``error`` being a
+    gateway's JSON-RPC error (:func:`meta_error`) or :func:`local_error`. Without ``--json``, nothing."""
+    if as_json is None:
+        ctx = click.get_current_context(silent=True)
+        as_json = bool(ctx is not None and ctx.params.get("as_json"))
+    if as_json:
+        click.echo(json_text({"error": error}))
+
+
+def refuse(message: str, error: dict[str, Any] | None = None) -> NoReturn:
+    """Refuse and exit 1: ``message`` on stderr (one line after ``meta-memory:``, controls escaped) and, under
+    ``--json``, ``{"error": error}`` on stdout (:func:`print_error`; ``error`` defaults to
+    :func:`local_error` of kind ``refused`` with the same message)."""
+    said = " ".join(message.split())
+    click.echo(one_line(f"meta-memory: {said}"), err=True)
+    print_error(error or local_error("refused", said))
+    sys.exit(1)
 
 
 def no_state_dir(state_dir: Path) -> str:
@@ -228,15 +259,13 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
             click.echo(one_line(f"meta-memory: {note}"), err=True)
         if ctx["state_dir"] is None and (hint := token_hint(exc, ctx["token"])) is not None:
             click.echo(f"meta-memory: {hint}", err=True)
-        if ctx["as_json"]:
-            click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
+        print_error(meta_error(exc), as_json=ctx["as_json"])
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
         said = unreachable(exc)
         click.echo(one_line(f"meta-memory: {said}"), err=True)
-        if ctx["as_json"]:
-            kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"
-            click.echo(json_text({"error": local_error(kind, said)}))
+        kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"
+        print_error(local_error(kind, said), as_json=ctx["as_json"])
         sys.exit(1)
     if ctx["as_json"]:
         click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))

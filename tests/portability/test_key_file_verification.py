@@ -111,7 +111,11 @@ def test_a_tampered_file_under_the_installation_key_is_refused_without_a_key_fil
             said = out.stderr.decode()
             assert "does not verify under this installation's export key" in said and why in said, said
             assert "nothing was written" in said and "--accept-unverified" in said and "Traceback" not in said
-            assert out.stdout == b""
+            if extra:  # under --json, the refusal as one error object on stdout
+                error = json.loads(out.stdout)["error"]
+                assert error["data"] == {"kind": "refused"} and why in error["message"], error
+            else:
+                assert out.stdout == b""
             assert _records(dst) == ["Own"]
     # chosen explicitly, the file lands as untrusted input: the edited line quarantined, the rest downgraded
     accepted = mm("import", str(tampered), "--state-dir", str(dst), "--quiet", "--accept-unverified", "--json")

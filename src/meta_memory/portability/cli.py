@@ -11,7 +11,9 @@ naming every downgraded and refused line. Under ``--key-file``, and for a file t
 with this installation's own key, the file must verify: one that does not is refused whole (nothing
 written) unless ``--accept-unverified``. Exit codes: 0 success, 1 a refusal (damaged file, including one
 that does not verify under the ``--key-file`` given or the installation key it names; a refused record or
-line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
+line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error. Under ``--json`` a
+refusal (exit 1) is also one ``{"error": {code, message, data: {kind, ...}}}`` object on stdout, as every
+command's (:func:`meta_memory.shell.refuse`).
 
 ``import --from mem0 PATH`` and ``import --from langgraph SOURCE`` read another memory system instead
 (:mod:`.foreign`, :mod:`.from_mem0`, :mod:`.from_langgraph`; ``docs/migration.md``): the source is read
@@ -37,9 +39,12 @@ from ..limits import MAX_TTL_S
 from ..shell import (
     STATE_DIR_PATH,
     gateway_url_option,
+    local_error,
+    meta_error,
     no_state_dir,
     not_both,
     realm_option,
+    refuse,
     token_hint,
     token_option,
     unreachable,
@@ -141,8 +146,7 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
     try:
         return build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
-        click.echo(one_line(f"meta-memory: {exc}"), err=True)
-        sys.exit(1)
+        refuse(str(exc), local_error("startup", " ".join(str(exc).split())))
 
 
 def _open_output(path: Path, *, force: bool) -> tuple[Any, Path]:
@@ -412,8 +416,7 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     try:
         named = read_key_file(key_file, create=False) if key_file is not None else None
     except KeyFileError as exc:
-        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
-        sys.exit(1)
+        refuse(f"import refused: {exc}")
     try:  # the first pass, before the state directory is opened (or created): a bad file touches nothing
         # read a line at a time: a file (or a line) larger than memory is refused, never read whole
         if str(path) == "-":
@@ -422,19 +425,16 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
             with path.open("rb") as stream:
                 parsed = parse_lines(read_lines(stream))
     except ImportError_ as exc:
-        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
-        sys.exit(1)
+        said = f"import refused: {exc}"
+        refuse(said, local_error("refused", said, line=exc.line))
     except OSError as exc:
-        click.echo(one_line(f"meta-memory: import refused: {path}: {exc.strerror or exc}"), err=True)
-        sys.exit(1)
+        refuse(f"import refused: {path}: {exc.strerror or exc}")
     total = len(parsed.records)
 
     def refuse_unverified(detail: str) -> NoReturn:
         under = f"--key-file {key_file}" if named is not None else "this installation's export key"
-        click.echo(one_line(f"meta-memory: import refused: the file does not verify under {under}: {detail}; "
-                            "nothing was written (pass --accept-unverified to land it as untrusted input: every "
-                            "line downgraded, edited lines quarantined)"), err=True)
-        sys.exit(1)
+        refuse(f"import refused: the file does not verify under {under}: {detail}; nothing was written (pass "
+               "--accept-unverified to land it as untrusted input: every line downgraded, edited lines quarantined)")
 
     verified_first = False
     if named is not None and not accept_unverified and not state_dir.exists():
@@ -459,9 +459,13 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
         with _progress(not quiet and total >= 1000, "importing records", total) as advance:
             summary = import_jsonl(runtime, parsed, keys=keys, allow_scopes=allowance, allow_ledger=allow_ledger,
                                    progress=advance)
-    except (ImportError_, KeyFileError, MetaError) as exc:
-        click.echo(one_line(f"meta-memory: import refused: {exc.message if isinstance(exc, MetaError) else exc}"), err=True)
-        sys.exit(1)
+    except MetaError as exc:
+        refuse(f"import refused: {exc.message}", meta_error(exc))
+    except ImportError_ as exc:
+        said = f"import refused: {exc}"
+        refuse(said, local_error("refused", said, line=exc.line))
+    except KeyFileError as exc:
+        refuse(f"import refused: {exc}")
     finally:
         runtime.close()
     if as_json:
@@ -539,23 +543,20 @@ def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path
             entries = read_langgraph(closer, identity=identity or "langgraph", identity_segment=identity_segment,
                                      now_ms=now_ms, skipped=skipped)
     except ForeignSourceError as exc:
-        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
-        sys.exit(1)
+        refuse(f"import refused: {exc}")
     # a dry run on a state that does not exist yet reads nothing and creates nothing
     open_state = not dry_run or config_path is not None or state_dir.is_dir()
     runtime = _runtime(state_dir, config_path) if open_state else None
     try:
         feature = runtime.agent_memory if runtime is not None else None
         if runtime is not None and feature is None:
-            click.echo("meta-memory: import refused: agent memory is disabled in this configuration", err=True)
-            sys.exit(1)
+            refuse("import refused: agent memory is disabled in this configuration")
         target = realm or (runtime.default_realm if runtime is not None else "default")
         if runtime is not None:
             try:
                 runtime.check_realm(target)
             except MetaError as exc:
-                click.echo(one_line(f"meta-memory: import refused: {exc.message}"), err=True)
-                sys.exit(1)
+                refuse(f"import refused: {exc.message}", meta_error(exc))
         summary = ForeignSummary(system=system, source=shown, realm=target, dry_run=dry_run)
         total = len(entries) if isinstance(entries, list) else None
         with _progress(not quiet and (total is None or total >= 1000), f"importing from {system}", total) as advance:
@@ -565,12 +566,9 @@ def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path
                            progress=advance)
         summary.skipped[:0] = skipped
     except ForeignSourceError as exc:
-        click.echo(one_line(f"meta-memory: import stopped: {exc} (the batches before it landed; run it again "
-                            "to resume)"), err=True)
-        sys.exit(1)
+        refuse(f"import stopped: {exc} (the batches before it landed; run it again to resume)")
     except MetaError as exc:
-        click.echo(one_line(f"meta-memory: import stopped: {exc.message}"), err=True)
-        sys.exit(1)
+        refuse(f"import stopped: {exc.message}", meta_error(exc))
     finally:
         if closer is not None:
             closer.close()

@@ -10,7 +10,6 @@ existing or disallowed ``DEST``, a busy directory, an unreachable gateway), 2 a 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,30 +19,20 @@ from ..shell import (
     STATE_DIR_PATH,
     gateway_url_option,
     local_error,
+    meta_error,
     no_state_dir,
     not_both,
+    refuse,
     token_hint,
     token_option,
     unreachable,
 )
-from ..terminal import json_text, one_line
+from ..terminal import json_text
 
 __all__ = ["backup_command", "register"]
 
 #: How long ``--url`` waits for the gateway's answer by default: a large state takes a while to copy.
 DEFAULT_TIMEOUT_S = 3600.0
-
-
-def _fail(message: str, error: dict[str, Any] | None = None) -> None:
-    """Print ``message`` on stderr (one line, controls escaped) and exit 1; under ``--json`` also ``{"error":
-    error}`` on stdout (the gateway's JSON-RPC error, or :func:`~meta_memory.shell.local_error`: kind
-    ``refused`` when none is given), as the memory commands do."""
-    said = " ".join(message.split())
-    click.echo(one_line(f"meta-memory: {said}"), err=True)
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.params.get("as_json"):
-        click.echo(json_text({"error": error or local_error("refused", said)}))
-    sys.exit(1)
 
 
 @click.command("backup")
@@ -91,7 +80,6 @@ def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Pa
 
 def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[str, Any]:
     from ..errors import MetaError
-    from ..rpc.registry import to_jsonable
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
     transport = HttpTransport(url, token=token, timeout_s=timeout_s)
@@ -101,11 +89,10 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
         return result
     except MetaError as exc:
         hint = token_hint(exc, token)
-        _fail(f"backup refused ({exc.kind}): {exc.message}" + (f"; {hint}" if hint else ""),
-              to_jsonable(exc.to_jsonrpc()))
+        refuse(f"backup refused ({exc.kind}): {exc.message}" + (f"; {hint}" if hint else ""), meta_error(exc))
     except GatewayUnreachable as exc:
         said = unreachable(exc)
-        _fail(said, local_error("unreachable", said))
+        refuse(said, local_error("unreachable", said))
     finally:
         transport.close()
     raise AssertionError("unreachable")  # pragma: no cover
@@ -116,18 +103,18 @@ def _local(state_dir: Path, config_path: Path | None, dest: Path) -> dict[str, A
     from ..errors import MetaError, StartupError, ValueRuleBroken
 
     if not state_dir.is_dir():  # a backup never creates the state it is asked to copy
-        _fail(no_state_dir(state_dir))
+        refuse(no_state_dir(state_dir))
     try:
         runtime = build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
-        _fail(str(exc), local_error("startup", " ".join(str(exc).split())))
+        refuse(str(exc), local_error("startup", " ".join(str(exc).split())))
     try:
         report: dict[str, Any] = runtime.backup(dest).to_dict()
         return report
     except ValueRuleBroken as exc:
-        _fail(f"backup refused: {exc.rule}")
+        refuse(f"backup refused: {exc.rule}")
     except MetaError as exc:
-        _fail(f"backup refused: {exc.message}")
+        refuse(f"backup refused: {exc.message}")
     finally:
         runtime.close()
     raise AssertionError("unreachable")  # pragma: no cover
