@@ -97,9 +97,17 @@ def test_a_stdio_mcp_users_quarantined_writes_are_reviewed_from_the_shell(tmp_pa
     assert [r["title"] for r in found] == ["Deploy day"]
     again = mm("quarantine", "release", keep, *at)
     assert again.returncode == 0 and "already released" in again.stdout
+    # discarding it now is refused saying it was released, and as what: not as if it were discarded already
+    late = mm("quarantine", "discard", keep, *at)
+    successor_id = ok_json(mm("quarantine", "release", keep, *at, "--json"))["successor"]["memory_id"]
+    assert late.returncode == 1 and late.stdout == "", late
+    assert f"record was already released as '{successor_id}'" in late.stderr, late.stderr
+    assert f"forget '{successor_id}'" in late.stderr and "record is tombstoned" not in late.stderr, late.stderr
 
     discarded = mm("quarantine", "discard", drop, *at, "--json")
     assert ok_json(discarded)["outcome"] == "tombstoned"
+    late = mm("quarantine", "release", drop, *at)
+    assert late.returncode == 1 and "record was already discarded" in late.stderr, late.stderr
     assert ok_json(mm("recall", "api key paste", *at, "--json"))["records"] == []
     empty = mm("quarantine", "list", *at)
     assert empty.returncode == 0 and "nothing of lead:main that you may review awaits review" in empty.stdout

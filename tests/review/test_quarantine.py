@@ -281,9 +281,11 @@ def test_other_verdict_after_release_is_not_quarantined_naming_the_successor(env
     err = refused(env, origin, "tombstone")
     assert err.reason == "not_quarantined"
     assert err.to_jsonrpc()["data"]["released_as"] == f"{origin.id}-released"
+    assert err.detail.startswith(f"record was already released as '{origin.id}-released'")
     other = env.poisoned(body="Second claim.")
     run(env, other, "tombstone")
-    assert refused(env, other, "release").reason == "not_quarantined"
+    late = refused(env, other, "release")
+    assert late.reason == "not_quarantined" and late.detail.startswith("record was already discarded")
 
 
 def test_plain_forget_is_not_a_review(env: Env) -> None:

@@ -555,14 +555,17 @@ def _replay(tx: ReadTx, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
     recorded = review.get("verdict")
     succ_id = review.get("successor") if recorded == RELEASE else None
     if recorded != verdict:
+        # say what the review decided first: "record is tombstoned" alone would read as a discard done already
         if recorded == RELEASE:
             raise _refuse(
                 "not_quarantined",
-                f"record is tombstoned, not quarantined: it was released as '{succ_id}'",
+                f"record was already released as '{succ_id}' (the quarantined original is kept tombstoned), so "
+                f"it can no longer be discarded; forget '{succ_id}' to remove the released content",
                 status="tombstoned",
                 released_as=succ_id,
             )
-        raise _refuse("not_quarantined", "record is tombstoned, not quarantined", status="tombstoned")
+        raise _refuse("not_quarantined", "record was already discarded (tombstoned by a quarantine review), so it "
+                      "can no longer be released", status="tombstoned")
     decision = {"audit_token": evidence.stage_token, "decided_at_ms": evidence.applied_at_ms, "review": review}
     if recorded == TOMBSTONE:
         return ReviewOutcome(
