@@ -69,7 +69,7 @@ def test_metadata_round_trips_on_every_record_shape(gateway: Rpc) -> None:
         {"title": "Two", "body": "second of the batch", "metadata": {"n": "two", "bad key.": 1}},
     ]})
     assert batch["created"] == 1 and batch["refused"] == 1
-    assert batch["results"][1]["error"]["data"]["field"] == "records.1.metadata.bad key."
+    assert batch["results"][1]["error"]["data"]["field"] == 'records.1.metadata["bad key."]'
 
 
 def test_filters_on_recall_and_list(gateway: Rpc) -> None:

@@ -30,7 +30,7 @@ def refusing_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gatew
 @pytest.mark.parametrize("metadata,field,rule", [
     ({"$where": "1"}, "metadata.$where", "metadata keys must be 1-64 bytes, must not start with '$'"),
     ({"source": {"$gt": 1}}, "metadata.source.$gt", "metadata keys must be 1-64 bytes, must not start with '$'"),
-    ({"a.b": 1}, "metadata.a.b", "must not contain '.'"),
+    ({"a.b": 1}, 'metadata["a.b"]', "must not contain '.'"),  # one key, not b inside a
     ({"\u202esource": 1}, "metadata.\\u202esource", "invisible or direction-changing characters"),
     ({"n": 2**60}, "metadata", "metadata integers must be within"),
     ({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}, "metadata", "metadata must nest at most 5 levels deep"),

@@ -24,7 +24,7 @@ ID = "lead:main"
 
 def test_a_bad_metadata_key_is_named(gateway: GatewayProcess) -> None:
     for metadata, field, named in (({"team": "a", "$where": 1}, "metadata.$where", 'the key "$where" in metadata'),
-                                   ({"deep": {"ok": {"x.y": 1}}}, "metadata.deep.ok.x.y",
+                                   ({"deep": {"ok": {"x.y": 1}}}, 'metadata.deep.ok["x.y"]',
                                     'the key "x.y" in metadata["deep"]["ok"]'),
                                    ({"k" * 300: 1}, f"metadata.{'k' * 64}...", f'the key "{"k" * 64}..." in metadata'),
                                    ({"tab\there": 1}, "metadata.tab\\x09here", 'the key "tab\\there" in metadata')):

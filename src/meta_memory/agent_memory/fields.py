@@ -343,6 +343,25 @@ def _escaped_key(key: object) -> str:
                    for c in text)
 
 
+#: The characters that make a metadata key read as more than one segment of a field's path (``a.b``, ``a[0]``)
+#: or that quote one: a key holding any (or empty, or all digits, which reads as an array index) is named
+#: in brackets.
+_PATH_SYNTAX = frozenset('.[]"\\')
+
+
+def metadata_key_path(path: str, key: object) -> str:
+    """The field naming ``key`` inside the metadata value at ``path``: ``metadata.source`` for a plain key
+    (:func:`_escaped_key`: ``metadata.source\\u200b``), and a key that would not read as one segment of
+    the path (one holding ``.``, ``[``, ``]``, ``"`` or ``\\``, an empty key, or one of digits only, which
+    would read as an array index) in brackets and quotes, its ``"`` and ``\\`` escaped:
+    ``metadata["a.b"]``, never ``metadata.a.b``, the path of key ``b`` inside key ``a``. Array items
+    are ``.0``, ``.1``."""
+    if isinstance(key, str) and (not key or key.isdigit() or any(c in _PATH_SYNTAX for c in key)):
+        quoted = key.replace("\\", "\\\\").replace('"', '\\"')
+        return f'{path}["{_escaped_key(quoted)}"]'
+    return f"{path}.{_escaped_key(key)}"
+
+
 def canonical_metadata(value: Mapping[str, Any]) -> str:
     """The stored text of a (normalised) metadata object: JSON with sorted keys and no spaces,
     non-ASCII characters kept (so its size is the same on every backend and in the content of an export)."""
@@ -356,8 +375,8 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
     Rules, each a :class:`FieldError` naming ``field``: an object; only JSON values (string, number,
     boolean, null, array, object; no NaN or Infinity; integers within +-(2**53 - 1)); strings without
     NUL and encodable as UTF-8; keys by :data:`METADATA_KEY_RULE` (the refusal's field is the key's path,
-    each key escaped as :func:`~meta_memory.errors.echo` shows it: ``metadata.source\\u200b``,
-    ``metadata.ok.0.a.b``); at most :data:`MAX_METADATA_DEPTH` levels, :data:`MAX_METADATA_KEYS` keys in all,
+    :func:`metadata_key_path`, each key escaped as :func:`~meta_memory.errors.echo` shows it:
+    ``metadata.source\\u200b``, ``metadata.ok.0["a.b"]``); at most :data:`MAX_METADATA_DEPTH` levels, :data:`MAX_METADATA_KEYS` keys in all,
     and :data:`MAX_METADATA_BYTES` bytes as canonical JSON.
     """
     if value is None:
@@ -400,10 +419,10 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
                 keys[0] += 1
                 if keys[0] > MAX_METADATA_KEYS:
                     raise FieldError(f"{field} must hold at most {MAX_METADATA_KEYS} keys", field)
+                named = metadata_key_path(path, key)
                 if metadata_key_problem(key):
-                    named = f"{path}.{_escaped_key(key)}"
                     raise FieldError(f"{named}: {METADATA_KEY_RULE} (got the key {shown_key(key)} in {where})", named)
-                out[str(key)] = walk(sub, depth + 1, f"{where}[{shown_key(key)}]", f"{path}.{_escaped_key(key)}")
+                out[str(key)] = walk(sub, depth + 1, f"{where}[{shown_key(key)}]", named)
             return out
         if isinstance(item, (list, tuple)):
             return [walk(sub, depth + 1, f"{where}[{i}]", f"{path}.{i}") for i, sub in enumerate(item)]
