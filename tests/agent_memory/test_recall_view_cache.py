@@ -352,3 +352,16 @@ def test_rows_served_by_scope_are_those_a_fresh_read_finds(tmp_path_factory: Any
                 record_writes.remember(store, R, value, "Harbour", f"harbour written at {clock.now_ms()}")
             elif value < len(ids):
                 record_writes.forget(store, R, Scope.identity(R, A), ids[value], Author.application())
+
+
+def test_the_cache_keeps_the_views_read_last_and_counts_exactly_what_it_keeps(tmp_path: Path) -> None:
+    """Oldest out first through many evictions (the cache is a FIFO): the views kept are those of the rows read
+    last, and the bytes it counts are its kept views' own, so its bound holds after any number of reads."""
+    with _store(tmp_path) as store:
+        store._views.capacity = 4
+        ids = [record_writes.remember(store, R, A, f"Harbour {i}", f"quay{i} note")[0].memory_id for i in range(40)]
+        for i in range(40):
+            assert [m for m, _, _ in _found(store, A, f"quay{i}")] == [ids[i]]
+        items = store._views._items
+        assert [view.id for view in items.values()] == ids[-4:]
+        assert store._views.stats()["bytes"] == sum(view_bytes(v) for v in items.values())

@@ -243,7 +243,7 @@ class _Normalized:
     def __init__(self, capacity: int = 8192, max_chars: int = 4 * 1024 * 1024) -> None:
         self.capacity = capacity
         self.max_chars = max_chars
-        self._items: dict[str, str] = {}
+        self._items: OrderedDict[str, str] = OrderedDict()  # oldest first: a FIFO (see ViewCache._items)
         self._chars = 0
         self._lock = threading.Lock()
 
@@ -261,8 +261,8 @@ class _Normalized:
                 items[text] = value
                 self._chars += size
                 while len(items) > self.capacity or self._chars > self.max_chars:
-                    old = next(iter(items))
-                    self._chars -= len(old) + len(items.pop(old))
+                    old, value_of_old = items.popitem(last=False)
+                    self._chars -= len(old) + len(value_of_old)
         return value
 
     def many(self, texts: Sequence[str]) -> list[str]:

@@ -53,6 +53,7 @@ import operator
 import sqlite3
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -128,7 +129,9 @@ class ViewCache:
             raise ValueError("capacity and max_bytes must be >= 0")
         self.capacity = capacity
         self.max_bytes = max_bytes
-        self._items: dict[tuple[Any, ...], RecordView] = {}  # oldest first (insertion order)
+        #: oldest first (insertion order); an ``OrderedDict`` because it is a FIFO: a plain dict's first key, once
+        #: many have been popped from its front, is found by walking past their deleted slots
+        self._items: OrderedDict[tuple[Any, ...], RecordView] = OrderedDict()
         self._bytes = 0  # memory of the kept views (view_bytes)
         self._lock = threading.Lock()
         #: per realm: ``rid -> (view, scope kind, scope key, expires_at_ms, scope generation)`` of the rows read live,
@@ -143,7 +146,7 @@ class ViewCache:
         self.misses = 0
         self.live_reads = 0
         #: ``(realm, memory_id) -> ((scope kind, scope key, its generation), record)``, oldest first: :meth:`records`
-        self._records: dict[tuple[str, str], tuple[tuple[str, str, int], MemoryRecord]] = {}
+        self._records: OrderedDict[tuple[str, str], tuple[tuple[str, str, int], MemoryRecord]] = OrderedDict()
         self._record_bytes = 0
         #: records served from memory / read whole (tests and benchmarks read them)
         self.record_hits = 0
@@ -228,7 +231,7 @@ class ViewCache:
                     kept[(realm, memory_id)] = ((kind, key, generation), own)
                     self._record_bytes += size
             while kept and (len(kept) > MAX_RECORDS or self._record_bytes > limit):
-                self._record_bytes -= record_bytes(kept.pop(next(iter(kept)))[1])
+                self._record_bytes -= record_bytes(kept.popitem(last=False)[1][1])
         return out
 
     def warm(self, conn: sqlite3.Connection, realm: str, now_ms: int,
@@ -411,8 +414,7 @@ class ViewCache:
                         items[key] = view
                         self._bytes += size
                 while items and (len(items) > self.capacity or self._bytes > self.view_limit):
-                    old = next(iter(items))
-                    gone = items.pop(old)
+                    old, gone = items.popitem(last=False)
                     self._bytes -= view_bytes(gone)
                     live = self._live.get(old[0])
                     if live is not None and (hit := live.get(old[1])) is not None and hit[0] is gone:
@@ -484,11 +486,11 @@ def record_bytes(record: MemoryRecord) -> int:
     """The memory a kept ``record`` is counted for: its text's strings and tags (``sys.getsizeof``) plus
     :data:`RECORD_BYTES`."""
     return (RECORD_BYTES + sys.getsizeof(record.title) + sys.getsizeof(record.description)
-            + sys.getsizeof(record.body) + sum(sys.getsizeof(t) for t in record.tags))
+            + sys.getsizeof(record.body) + sum(map(sys.getsizeof, record.tags)))
 
 
 def view_bytes(view: RecordView) -> int:
     """The memory ``view`` is counted for (what bounds the cache): its text's strings and tags as
     ``sys.getsizeof`` measures them, plus :data:`VIEW_BYTES`."""
     return (VIEW_BYTES + sys.getsizeof(view.title) + sys.getsizeof(view.description) + sys.getsizeof(view.body)
-            + sys.getsizeof(view.tags) + sum(sys.getsizeof(t) for t in view.tags))
+            + sys.getsizeof(view.tags) + sum(map(sys.getsizeof, view.tags)))
