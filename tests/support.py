@@ -220,6 +220,20 @@ def meta_memory_cli(*args: str, stdin: bytes | None = None, timeout: float = 300
                           timeout=timeout, env={**os.environ})
 
 
+def cli_json_error(proc: subprocess.CompletedProcess[str], *, said_on_stderr: bool = True) -> dict[str, Any]:
+    """The ``error`` object a ``--json`` command printed on stdout for a refusal (text-mode ``proc``: exit 1, the
+    message on stderr too, prefixed ``meta-memory: ``, and, with ``said_on_stderr``, the same words there);
+    fails the test when the command did not refuse so."""
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert proc.stderr.startswith("meta-memory: "), proc.stderr
+    answer = json.loads(proc.stdout)
+    assert list(answer) == ["error"], answer
+    error: dict[str, Any] = answer["error"]
+    if said_on_stderr:
+        assert error["message"] in " ".join(proc.stderr.split()), (error, proc.stderr)
+    return error
+
+
 def read_until_closed(sock: Any) -> bytes:
     """Everything a server sends on ``sock`` (a ``socket.socket``) until it closes the connection (or resets it)."""
     out = b""

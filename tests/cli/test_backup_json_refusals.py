@@ -6,11 +6,12 @@ stdout stayed empty, so a script reading the JSON had nothing to parse. Through 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from support import cli_json_error
 
 
 def mm(*args: str) -> subprocess.CompletedProcess[str]:
@@ -18,22 +19,15 @@ def mm(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
-def _error(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert proc.stderr.startswith("meta-memory: "), proc.stderr
-    error: dict[str, Any] = json.loads(proc.stdout)["error"]
-    return error
-
-
 def test_a_refused_backup_prints_its_error_as_json(gateway: Any, tmp_path: Path) -> None:
-    off = _error(mm("backup", "nightly", "--url", gateway.url, "--json"))  # no [gateway] backup_dir
+    off = cli_json_error(mm("backup", "nightly", "--url", gateway.url, "--json"))  # no [gateway] backup_dir
     assert (off["code"], off["data"]["kind"]) == (-32602, "invalid_params")
     assert "backups over RPC are off" in off["message"]
-    gone = _error(mm("backup", "nightly", "--url", "http://127.0.0.1:1", "--json"))
+    gone = cli_json_error(mm("backup", "nightly", "--url", "http://127.0.0.1:1", "--json"))
     assert (gone["code"], gone["data"]) == (None, {"kind": "unreachable"}) and "cannot reach" in gone["message"]
-    held = _error(mm("backup", str(tmp_path / "copy"), "--state-dir", str(gateway.state_dir), "--json"))
+    held = cli_json_error(mm("backup", str(tmp_path / "copy"), "--state-dir", str(gateway.state_dir), "--json"))
     assert (held["code"], held["data"]) == (None, {"kind": "startup"}) and "already in use" in held["message"]
-    missing = _error(mm("backup", str(tmp_path / "copy"), "--state-dir", str(tmp_path / "nothing"), "--json"))
+    missing = cli_json_error(mm("backup", str(tmp_path / "copy"), "--state-dir", str(tmp_path / "nothing"), "--json"))
     assert (missing["code"], missing["data"]) == (None, {"kind": "refused"})
     assert "no state directory" in missing["message"]
     assert not (tmp_path / "copy").exists()
@@ -52,4 +46,4 @@ def test_a_refusal_prints_no_control_character_it_names(tmp_path: Path) -> None:
     assert "\u202e" not in proc.stderr and "\x7f" not in proc.stderr, proc.stderr
     assert "\\u202e" in proc.stderr and "caf\u00e9" in proc.stderr, proc.stderr
     assert "\u202e" not in proc.stdout and "\x7f" not in proc.stdout and "caf\u00e9" in proc.stdout, proc.stdout
-    assert str(where) in _error(proc)["message"]
+    assert str(where) in cli_json_error(proc, said_on_stderr=False)["message"]

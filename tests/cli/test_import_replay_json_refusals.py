@@ -13,20 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support import cli_json_error
+
 
 def mm(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], capture_output=True, text=True,
                           timeout=120)
-
-
-def _error(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert proc.stderr.startswith("meta-memory: "), proc.stderr
-    answer = json.loads(proc.stdout)
-    assert list(answer) == ["error"], answer
-    error: dict[str, Any] = answer["error"]
-    assert error["message"] in " ".join(proc.stderr.split()), (error, proc.stderr)
-    return error
 
 
 def _locomo(path: Path) -> Path:
@@ -52,40 +44,40 @@ def _langgraph_store(path: Path) -> Path:
 def test_a_refused_import_prints_its_error_as_json(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "nothing"}\n', encoding="utf-8")
-    damaged = _error(mm("import", str(bad), "--state-dir", str(tmp_path / "state"), "--json"))
+    damaged = cli_json_error(mm("import", str(bad), "--state-dir", str(tmp_path / "state"), "--json"))
     assert damaged["code"] is None and damaged["data"] == {"kind": "refused", "line": 1}
     assert damaged["message"].startswith("import refused: line 1: ")
-    missing = _error(mm("import", "--from", "langgraph", str(tmp_path / "none.sqlite"), "--state-dir",
+    missing = cli_json_error(mm("import", "--from", "langgraph", str(tmp_path / "none.sqlite"), "--state-dir",
                         str(tmp_path / "state"), "--json"))
     assert (missing["code"], missing["data"]) == (None, {"kind": "refused"})
     assert "no such LangGraph SqliteStore database" in missing["message"]
     # a refusal of the runtime: its JSON-RPC error, naming the field
     config = tmp_path / "meta.toml"
     config.write_text('[agent_memory]\nrealms = ["default"]\n', encoding="utf-8")
-    unlisted = _error(mm("import", "--from", "langgraph", str(_langgraph_store(tmp_path / "lg.sqlite")),
+    unlisted = cli_json_error(mm("import", "--from", "langgraph", str(_langgraph_store(tmp_path / "lg.sqlite")),
                          "--realm", "elsewhere", "--state-dir", str(tmp_path / "state"), "--config", str(config),
                          "--json"))
     assert unlisted["code"] == -32602
     assert unlisted["data"]["kind"] == "invalid_params" and unlisted["data"]["field"] == "realm"
 
 
-def test_an_import_into_a_held_state_directory_prints_a_startup_error(gateway: Any, tmp_path: Path) -> None:
+def test_an_import_into_a_held_state_directory_prints_a_startupcli_json_error(gateway: Any, tmp_path: Path) -> None:
     source = _langgraph_store(tmp_path / "lg.sqlite")
-    held = _error(mm("import", "--from", "langgraph", str(source), "--state-dir", str(gateway.state_dir), "--json"))
+    held = cli_json_error(mm("import", "--from", "langgraph", str(source), "--state-dir", str(gateway.state_dir), "--json"))
     assert (held["code"], held["data"]) == (None, {"kind": "startup"}) and "already in use" in held["message"]
 
 
 def test_a_refused_replay_prints_its_error_as_json(gateway: Any, tmp_path: Path) -> None:
     shapeless = tmp_path / "shapeless.json"
     shapeless.write_text("{}", encoding="utf-8")
-    bad = _error(mm("replay", str(shapeless), "--url", gateway.url, "--json"))
+    bad = cli_json_error(mm("replay", str(shapeless), "--url", gateway.url, "--json"))
     assert (bad["code"], bad["data"]) == (None, {"kind": "refused"})
     assert "expected a JSON list of LoCoMo samples" in bad["message"]
     data = _locomo(tmp_path / "conv.json")
-    gone = _error(mm("replay", str(data), "--url", "http://127.0.0.1:1", "--json"))
+    gone = cli_json_error(mm("replay", str(data), "--url", "http://127.0.0.1:1", "--json"))
     assert (gone["code"], gone["data"]) == (None, {"kind": "unreachable"}) and "cannot reach" in gone["message"]
     # the gateway's refusal as it answered: code, kind and the field it names
-    refused = _error(mm("replay", str(data), "--url", gateway.url, "--realm", " ops ", "--json"))
+    refused = cli_json_error(mm("replay", str(data), "--url", gateway.url, "--realm", " ops ", "--json"))
     assert refused["code"] == -32602
     assert refused["data"]["kind"] == "invalid_params" and refused["data"]["field"] == "realm"
 
