@@ -112,7 +112,9 @@ class Runtime:
 
         self.observability = Observability(self.config.telemetry, tracer_provider=tracer_provider)
         self._backup_lock = threading.Lock()
-        self.access = AccessService(self.config.access, default_realm=self.default_realm)
+        am = self.config.agent_memory
+        self.access = AccessService(self.config.access, default_realm=self.default_realm,
+                                    listed_realms=am.realms if am is not None else None)
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
         self._state_lock: StateDirLock | None = None
         self._ledger: AssertionLedger | None = None

@@ -70,7 +70,9 @@ def test_an_identity_in_every_realm_cannot_fill_the_gateway(gateway_factory: Any
     # bob speaks as bob:main in every realm: a quota per realm would let him add one quota a realm, and
     # past the cap every other identity's LLM writes quarantine; his rows in all realms together are capped
     grants: list[Any] = [(who, a, {"identity": f"{who}:main", "realm": "*"}) for who in ("bob", "alice") for a in EVERY]
-    config = write_config(tmp_path / "c.toml", "[agent_memory]\nsession_state_limit = 200\n\n"
+    # the realms are listed, so the "*" grants may create them (a "*" grant creates no other realm)
+    listed = ", ".join(f'"{r}"' for r in ("default", "fresh", *(f"r{i}" for i in range(60))))
+    config = write_config(tmp_path / "c.toml", f"[agent_memory]\nsession_state_limit = 200\nrealms = [{listed}]\n\n"
                           + access_toml({BOB: "bob", ALICE: "alice"}, grants))
     gw = gateway_factory(tmp_path / "state", config=config)
     flood = _batch(gw, BOB, [("meta/turn/tool_result", {"identity": "bob:main", "realm": f"r{i % 60}",

@@ -37,6 +37,15 @@ stricter than that minimum.
 The ``anywhere`` resource is an entry gate: allowed when some grant of the
 action applies to the caller on any scope and no *unscoped* deny does.
 
+Creating a realm (the first write into a realm that holds no database yet) needs more than reaching it:
+a grant of the write's action that covers the realm *itself* — unscoped, or whose ``on`` names that realm
+(``realm = "hr"``, with or without an identity, mob, role or label) — unless the realm is the gateway's
+default realm or one the ``[agent_memory] realms`` allow-list names (the operator created those by
+configuring them). A grant that reaches the realm only through ``realm = "*"`` writes into realms that
+exist and creates none (:meth:`AccessPolicy.may_create_realm`, refused with :class:`RealmCreationDenied`):
+otherwise one identity's wildcard grant could fill ``max_realms`` for everyone and multiply every per
+(realm, identity) bound by the realms it invents.
+
 The ``every`` resource (:meth:`~meta_memory.access.resources.Resource.every`) is a
 copy of every scope of a realm, or of all realms (a whole export, a state-directory
 backup): allowed by an unscoped grant only, and refused by every deny that applies to
@@ -47,7 +56,7 @@ refused by such denies except mob-scoped ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from ..errors import AccessControlNotConfigured, AccessDenied
 from ..identity import DEFAULT_REALM
@@ -55,7 +64,7 @@ from .config import ACTIONS, ANY_REALM, AccessConfig, AccessRule, RuleScope, Rul
 from .principal import Principal
 from .resources import Resource
 
-__all__ = ["AccessPolicy", "CopyDenied", "ReadOnlyConsole", "READ_ACTIONS"]
+__all__ = ["AccessPolicy", "CopyDenied", "ReadOnlyConsole", "READ_ACTIONS", "RealmCreationDenied"]
 
 #: Actions that reveal memory; holding any of them anywhere lights the panel's nav entry.
 READ_ACTIONS: frozenset[str] = frozenset(
@@ -94,6 +103,19 @@ class CopyDenied(AccessDenied):
                         f"and this copy of {what} would include them; {hint}")
         self.args = (self.message,)
         self.data["scoped_deny"] = True
+
+
+class RealmCreationDenied(AccessDenied):
+    """-32030 for a write that would create realm ``realm`` by a caller whose grants reach the realm but do
+    not name it (:meth:`AccessPolicy.may_create_realm`): ``access denied: <action>: ...`` saying what
+    creating it needs. ``data``: ``{kind: "access_denied", action, resource: "realm:<realm>"}``, the write's
+    action on the realm, as every other refusal of a missing grant."""
+
+    def __init__(self, action: str, realm: str) -> None:
+        super().__init__(action, Resource("realm", "", None, realm).label)
+        self.message = (f"access denied: {action}: realm '{realm}' does not exist, and creating it needs a "
+                        f"grant of {action} that names the realm (or no realm scope at all)")
+        self.args = (self.message,)
 
 
 def _who_matches(who: RuleSubject, principal: Principal) -> bool:
@@ -222,6 +244,20 @@ class AccessPolicy:
             _who_matches(r.who, principal) and (r.on is None or _realm_covers(r.on, realm, False, self.default_realm))
             for r in self._grants[action]
         )
+
+    def may_create_realm(self, principal: Principal, action: str, realm: str,
+                         listed: Collection[str] | None = None) -> bool:
+        """``True`` when ``principal``'s write of ``action`` may create ``realm`` (a realm that does not
+        exist yet; see the module doc): access control off; ``realm`` is the default realm or named by the
+        allow-list ``listed`` (``[agent_memory] realms``; ``None`` = no list); or a grant of ``action`` for
+        ``principal`` is unscoped or names ``realm`` itself. A ``realm = "*"`` grant never does. Denies are
+        judged by the write's own check on the identity (this only withholds, it never opens)."""
+        if not self.config.enabled or realm == self.default_realm:
+            return True
+        if listed is not None and realm in listed:
+            return True
+        return any(_who_matches(r.who, principal) and (r.on is None or r.on.realm == realm)
+                   for r in self._grants[action])
 
     def check_all(self, principal: Principal, pairs: Iterable[tuple[str, Resource]]) -> bool:
         """``True`` when every ``(action, resource)`` pair is allowed."""

@@ -314,7 +314,9 @@ class MethodTable:
                 if spec.is_mutating(parsed):
                     runtime.check_state_dir(name)
                 try:
-                    result = spec.answer(spec.handler(runtime, ctx, parsed))
+                    # a realm the handler would create is judged for the caller first (docs/access.md, Realms)
+                    with runtime.access.realm_creation(ctx.principal, spec, parsed):
+                        result = spec.answer(spec.handler(runtime, ctx, parsed))
                 except AgentMemoryError as exc:
                     explained = runtime.explain_failed_read(exc)
                     if explained is exc:
@@ -347,6 +349,7 @@ class MethodTable:
         except (MetaError, ValueRuleBroken):
             return  # no members this caller may act on: nothing runs
         try:
-            hook.handle(runtime, ctx, members, refusal)
+            with runtime.access.realm_creation(ctx.principal, spec, members):
+                hook.handle(runtime, ctx, members, refusal)
         except Exception:  # noqa: BLE001 - the refusal is the answer; the hook's failure is logged
             log.exception("method %s: the hook of a refused call failed", spec.name)

@@ -63,12 +63,18 @@ key                        meaning                                              
 ``backup_dir``             the absolute directory under which                      none
                            ``meta/storage/backup`` may write (the method is
                            refused without it)
+``forwarded_allow_ips``    IP addresses or networks (``10.0.0.0/8``) of reverse   ``[]``
+                           proxies whose ``X-Forwarded-For`` and
+                           ``X-Forwarded-Proto`` are honoured; empty: those
+                           headers are ignored from every client, loopback too
 =========================  =====================================================  ==========
 
 ``allowed_hosts`` entries are host names or IP literals without a port, or a
 ``*.domain`` wildcard (any sub-domain, not the domain itself). ``allowed_origins``
-entries are ``http(s)://host[:port]`` with no path. A bare ``*`` is refused in
-both: a wildcard would switch the perimeter off (see ``docs/security.md``).
+entries are ``http(s)://host[:port]`` with no path. ``forwarded_allow_ips`` entries
+are IP addresses or networks. A bare ``*`` is refused in all three: a wildcard would
+switch the perimeter off, or let any client forge its address and scheme (see
+``docs/security.md``).
 Every rule violation is a :class:`~meta_memory.errors.ConfigError` naming the key.
 """
 
@@ -91,8 +97,8 @@ from ..limits import (
 )
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_bind",
-           "parse_gateway_section"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin",
+           "normalise_proxy_address", "parse_bind", "parse_gateway_section"]
 
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
@@ -124,6 +130,7 @@ class GatewayConfig:
     integrity_check_interval_s: int = 3600
     metrics_bind: tuple[str, int] | None = None
     backup_dir: str | None = None
+    forwarded_allow_ips: tuple[str, ...] = ()
 
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "max_response_bytes", "max_buffered_request_bytes",
@@ -153,7 +160,7 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "integrity_check_interval_s": (0, 30 * 86_400),
 }
 _SECONDS_KEYS = ("header_timeout_s", "body_timeout_s", "send_timeout_s")
-_LIST_KEYS = ("allowed_hosts", "allowed_origins")
+_LIST_KEYS = ("allowed_hosts", "allowed_origins", "forwarded_allow_ips")
 _PATH_KEYS = ("metrics_bind", "backup_dir")
 _MAX_TIMEOUT_S = 3600.0
 
@@ -198,6 +205,19 @@ def normalise_origin(value: str) -> str:
     return f"{scheme}://{shown}:{port}"
 
 
+def normalise_proxy_address(value: str) -> str:
+    """A ``forwarded_allow_ips`` entry: an IP address (``127.0.0.1``, ``::1``) or network (``10.0.0.0/8``),
+    compressed. Raises ``ValueError`` for anything else (a host name, ``*``, a network with host bits set)."""
+    text = value.strip()
+    try:
+        if "/" in text:
+            return str(ipaddress.ip_network(text, strict=True))
+        return str(ipaddress.ip_address(text))
+    except ValueError as exc:
+        raise ValueError(f"{value[:100]!r} is not an IP address or network (write 127.0.0.1, ::1 or "
+                         f"10.0.0.0/8; host names are not resolved): {exc}") from None
+
+
 def parse_gateway_section(raw: Any) -> GatewayConfig:
     """Decode ``[gateway]``. Raises :class:`ConfigError` naming the first bad key."""
     if not isinstance(raw, dict):
@@ -224,7 +244,8 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
                 raise ConfigError(f"gateway.{key} must be a number of seconds above 0 and at most {_MAX_TIMEOUT_S:g}; "
                                   f"got {shown_config_value(value)}")
             values[key] = float(value)
-    for key, normalise in (("allowed_hosts", normalise_host), ("allowed_origins", normalise_origin)):
+    for key, normalise in (("allowed_hosts", normalise_host), ("allowed_origins", normalise_origin),
+                           ("forwarded_allow_ips", normalise_proxy_address)):
         if key in raw:
             items = raw[key]
             if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
@@ -232,7 +253,8 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
             out: list[str] = []
             for i, item in enumerate(items):
                 if item.strip() == "*":
-                    raise ConfigError(f"gateway.{key}[{i}]: '*' is refused; list each name explicitly")
+                    what = "proxy address" if key == "forwarded_allow_ips" else "name"
+                    raise ConfigError(f"gateway.{key}[{i}]: '*' is refused; list each {what} explicitly")
                 try:
                     norm = normalise(item)
                 except ValueError as exc:

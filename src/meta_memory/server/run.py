@@ -157,7 +157,11 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
                             http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s,
                                                  settings.send_timeout_s, max_connections(settings.max_connections),
                                                  settings.max_connections_per_ip, settings.reserve_connections),
-                            ws="none", server_header=False, **extra)  # no route speaks WebSocket
+                            ws="none", server_header=False,  # no route speaks WebSocket
+                            # forwarded headers only from the configured proxies ([gateway] forwarded_allow_ips):
+                            # uvicorn's default trusts any loopback client, which could forge its address and scheme
+                            proxy_headers=bool(settings.forwarded_allow_ips),
+                            forwarded_allow_ips=list(settings.forwarded_allow_ips), **extra)
     try:
         config.load()
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError

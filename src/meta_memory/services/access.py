@@ -8,17 +8,19 @@ Wraps :mod:`meta_memory.access` (policy, principals, per-RPC rules) and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..access.policy import AccessPolicy
+from ..access.policy import AccessPolicy, RealmCreationDenied
 from ..access.principal import ANONYMOUS, NO_PRINCIPAL_KNOWN, Principal, authenticate
 from ..access.requirements import admit, authorize
 from ..access.resources import Resource, Resources, roster_directory
+from ..agent_memory.realm_list import realm_creation_judged_by
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
 from ..events.cursor import EventCursor
 from ..identity import DEFAULT_REALM
@@ -39,12 +41,32 @@ _SEES_EVERY = tuple(sorted({action for needs in SCOPE_READS.values() for action 
 __all__ = ["AccessService"]
 
 
+class _CallerRealmCreation:
+    """One call's :class:`~meta_memory.agent_memory.realm_list.RealmCreationJudge`."""
+
+    def __init__(self, service: AccessService, principal: Principal, action: str | None, method: str) -> None:
+        self._service, self._principal, self._action, self._method = service, principal, action, method
+
+    def judge(self, realm: str) -> None:
+        action = self._action
+        if action is None or not self._service.policy.may_create_realm(self._principal, action, realm,
+                                                                        self._service.listed_realms):
+            raise RealmCreationDenied(action or self._method, realm)
+
+    def shows_realm_count(self) -> bool:
+        action = self._action
+        return action is not None and self._service.policy.check(self._principal, action, Resource.unscoped())
+
+
 class AccessService:
     """The runtime's access authority (one per runtime)."""
 
-    def __init__(self, config: AccessConfig | None, default_realm: str = DEFAULT_REALM) -> None:
+    def __init__(self, config: AccessConfig | None, default_realm: str = DEFAULT_REALM,
+                 listed_realms: Collection[str] | None = None) -> None:
         self.config = config
         self.policy = AccessPolicy(config, default_realm)
+        #: ``[agent_memory] realms`` (``None``: no allow-list): realms any allowed writer may create.
+        self.listed_realms = frozenset(listed_realms) if listed_realms is not None else None
         roster = config.roster if config is not None else ()
         self.resources = Resources(roster_directory(roster), default_realm)
         self._digest_source: Callable[[], bytes] | None = None
@@ -91,6 +113,24 @@ class AccessService:
         and, on a read-only gateway, its ``spec.mutating``. Raises ``AccessDenied`` (-32030)
         or ``ReadOnlyConsole`` (-32030, ``data.read_only``)."""
         authorize(self.policy, principal or ANONYMOUS, spec, parsed, self.resources)
+
+    @contextlib.contextmanager
+    def realm_creation(self, principal: Principal | None, spec: MethodSpec, parsed: Any) -> Iterator[None]:
+        """The context a call's handler runs in: with access control on, every realm the store would
+        create during the call is first judged for ``principal`` on the call's action (the first its
+        declaration requires: a remember's or the memory tool's ``agent.memory.write``,
+        :meth:`AccessPolicy.may_create_realm`), refused with
+        :class:`~meta_memory.access.policy.RealmCreationDenied` (-32030) before the realm exists
+        (:func:`~meta_memory.agent_memory.realm_list.refuse_realm_creation`). A call whose declaration
+        requires nothing creates no realm. The ``max_realms`` refusal tells the figures only to a caller
+        holding that action unscoped. Without access control nothing is judged."""
+        if not self.policy.enabled:
+            yield
+            return
+        needs = spec.requires(parsed, self.resources)
+        with realm_creation_judged_by(_CallerRealmCreation(self, principal or ANONYMOUS,
+                                                           needs[0].action if needs else None, spec.name)):
+            yield
 
     def visibility(self, principal: Principal | None) -> Visibility:
         """Row-visibility judge for one caller (panel listings, record detail, injections)."""

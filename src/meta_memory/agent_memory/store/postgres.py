@@ -59,7 +59,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
-from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
+from meta_memory.agent_memory.realm_list import realm_cap_refusal, refuse_realm_creation
 from meta_memory.agent_memory.store import pg_fts, pg_ranking, pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
@@ -521,11 +521,10 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             def setup(conn: psycopg.Connection[Any]) -> None:
                 known = conn.execute(self._sql("SELECT 1 FROM §realms WHERE realm = %s"), (name,)).fetchone()
                 if known is None:
-                    refuse_unlisted_realm(self.allowed_realms, name)
+                    refuse_realm_creation(self.allowed_realms, name)  # the allow-list, then the caller's grants
                     (count,) = _one(conn.execute(self._sql("SELECT count(*) FROM §realms")))
                     if count >= self.max_realms:
-                        raise AgentMemoryError.over_limit(
-                            f"cannot create realm '{name}': {count} realms exist", "max_realms", self.max_realms)
+                        raise realm_cap_refusal(name, count, "realms", self.max_realms)
                 conn.execute(
                     self._sql("INSERT INTO §realms(realm, created_at_ms) VALUES (%s, %s) ON CONFLICT (realm) DO NOTHING"),
                     (name, now),

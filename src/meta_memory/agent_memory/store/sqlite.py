@@ -61,7 +61,7 @@ from meta_memory.agent_memory.model import (
     ScopeKind,
     UsageEvent,
 )
-from meta_memory.agent_memory.realm_list import refuse_unlisted_realm, served_realms
+from meta_memory.agent_memory.realm_list import realm_cap_refusal, refuse_realm_creation, served_realms
 from meta_memory.agent_memory.store import multirow, planner, upkeep
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
@@ -521,8 +521,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         pending = {_realm_db_path(self.paths, n).name for n in self._creating} - on_disk
         count = len(on_disk) + len(pending)
         if count >= self.max_realms:
-            raise AgentMemoryError.over_limit(
-                f"cannot create realm '{name}': {count} realm databases exist", "max_realms", self.max_realms)
+            raise realm_cap_refusal(name, count, "realm databases", self.max_realms)
 
     def _acquire(self, realm: str, *, create: bool) -> _RealmDb | None:
         """The open realm ``realm`` with one more user, opening it if needed; ``None`` when it has no
@@ -547,7 +546,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 if not self._realm_exists(name):
                     if not create:
                         return None
-                    refuse_unlisted_realm(self.allowed_realms, name)
+                    refuse_realm_creation(self.allowed_realms, name)  # the allow-list, then the caller's grants
                     self._check_realm_cap(name)
                 self._creating.add(name)
             try:
