@@ -40,6 +40,9 @@ PRINCIPALS: dict[str, list[tuple[str, dict[str, str] | None]]] = {
     "mobber": [("mob.memory.read", {"mob": MOB})],
     "ops": [("operator.memory.read", None)],
     "labelled": [("agent.memory.read", None), ("agent.view", None)],
+    # reads every scope and manages every identity's sessions (a proposal's taint flag is its to see)
+    "manager": [(a, None) for a in (
+        "agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read", "agent.session.manage")],
 }
 DENIES = [("agent.view", {"principal": "labelled"}, {"label": "confidential"})]
 

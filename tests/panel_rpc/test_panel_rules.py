@@ -307,8 +307,12 @@ def test_proposals_by_scope_metadata_only_with_taint_flag(panel: Any) -> None:
     admin = panel.result("admin", P + "proposals")
     by_id = {p["proposal_id"]: p for p in admin["proposals"]}
     assert set(by_id) == {w["prop_mob"], w["prop_mob_tainted"], w["prop_op"]}
-    assert by_id[w["prop_mob_tainted"]]["tainted"] is True and by_id[w["prop_mob"]]["tainted"] is False
     assert all("body" not in p and p["body_bytes"] > 0 for p in admin["proposals"])
+    # the taint flag is the author's session's: shown to a manager of its sessions, withheld from the admin
+    assert {p["tainted"] for p in admin["proposals"]} == {None}
+    managed = {p["proposal_id"]: p for p in panel.result("manager", P + "proposals")["proposals"]}
+    assert managed[w["prop_mob_tainted"]]["tainted"] is True and managed[w["prop_mob"]]["tainted"] is False
+    assert {p["author"]["identity"] for p in managed.values()} == {p["author"]["identity"] for p in by_id.values()}
     assert panel.result("reader", P + "proposals")["proposals"] == []
     assert panel.result("reviewer", P + "proposals")["proposals"] == []
 

@@ -569,12 +569,13 @@ class PanelService:
                                for i in kept], **served.answer()}
 
     def proposals(self, *, realm: str | None, limit: int) -> dict[str, Any]:
-        """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies."""
+        """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies
+        (each row's author and taint flag as the caller may see them: :meth:`Visibility.proposal_json`)."""
         served = self._served(realm)
         rows = self._newest(served, "proposals", self.store.proposals, lambda p: (p.created_at_ms, p.proposal_id),
                             limit)
         kept = limit_then_filter(rows, limit, lambda p: self.vis.proposal(p.realm, p.scope_kind, p.scope_key))
-        return {"proposals": [proposal_json(p) for p in kept], **served.answer()}
+        return {"proposals": [self.vis.proposal_json(p.realm, proposal_json(p)) for p in kept], **served.answer()}
 
     def harvests(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/harvests``: ``{harvests, realms}``; a harvest is judged by its identity."""

@@ -20,6 +20,11 @@ Rules (access control off => everything is visible):
   session-digest secret); a record's provenance evidence ``session_id`` s are session keys of the
   record's identity (its scope's, else its agent author's; a record of neither is judged on the
   realm); a stored quarantine reason never shows a session key (:func:`~meta_memory.session_ref.keyless_reason`);
+* an **agent author** in any row (a proposal's ``author``, a record's ``provenance.author``): its
+  ``identity`` shown only to a caller holding ``agent.view`` on ``<realm>/<identity>``, otherwise
+  ``null`` with ``withheld_by_access: true`` (:meth:`Visibility.author_json`); a proposal's propose-time
+  ``tainted`` flag (its author's session taint) only to a caller who may also hold
+  ``agent.session.manage`` on that identity, otherwise ``null`` (:meth:`Visibility.proposal_json`);
 * an **audit verdict**: by its record (withheld when the record is unknown);
 * an **injection-ledger row**: the record AND the identity it went into;
 * a **gated promotion**: its target scope and every source scope (unresolved
@@ -52,6 +57,7 @@ __all__ = [
     "DreamAccess",
     "RealmFacts",
     "RecordFacts",
+    "AUTHOR_WITHHELD",
     "SCOPE_READS",
     "Visibility",
     "holds_quarantined_content",
@@ -71,6 +77,8 @@ SCOPE_READS: Mapping[str, tuple[str, ...]] = {
     "realm": (READ,),
 }
 SESSION_MANAGE = "agent.session.manage"
+#: The key an author object carries (``true``) when its identity is withheld from the caller.
+AUTHOR_WITHHELD = "withheld_by_access"
 
 
 @dataclass(frozen=True)
@@ -150,16 +158,20 @@ class DreamAccess:
 _PROCESS_DIGEST_SECRET = secrets.token_bytes(32)
 
 
+def _agent_identity(author: Any) -> str | None:
+    """The identity of an agent author object (``{"author": "agent", "identity": ...}``), else ``None``."""
+    if isinstance(author, Mapping) and author.get("author") == "agent" and isinstance(author.get("identity"), str):
+        return str(author["identity"])
+    return None
+
+
 def _record_identity(row: Mapping[str, Any], provenance: Mapping[str, Any]) -> str | None:
     """The identity whose sessions a record's evidence names: its identity scope's, else its agent
     author's, else ``None``."""
     scope = row.get("scope")
     if isinstance(scope, Mapping) and scope.get("scope") == "identity" and isinstance(scope.get("identity"), str):
         return str(scope["identity"])
-    author = provenance.get("author")
-    if isinstance(author, Mapping) and author.get("author") == "agent" and isinstance(author.get("identity"), str):
-        return str(author["identity"])
-    return None
+    return _agent_identity(provenance.get("author"))
 
 
 class Visibility:
@@ -265,11 +277,44 @@ class Visibility:
             return session_key
         return session_key_digest(session_key, self.digest_secret)
 
+    def author_json(self, realm: str, author: Any) -> Any:
+        """An author object (``{author, identity?, run_id?, principal?}``) as the caller may see it: an agent
+        author's ``identity`` only when the caller holds ``agent.view`` on ``<realm>/<identity>`` (or access
+        control is off); otherwise ``{"author": "agent", "identity": null, "withheld_by_access": true}``, so a
+        reader of a mob's rows does not learn the name of an identity it may not view. Any other author is
+        returned as it is (a copy). The one rule of every read surface that shows who wrote a proposal or a
+        record (proposal listings, panel record rows)."""
+        identity = _agent_identity(author)
+        if identity is None or not self.policy.enabled:
+            return dict(author) if isinstance(author, Mapping) else author
+        if self._ok(VIEW, self.resources.identity(realm, identity)):
+            return dict(author)
+        return {**author, "identity": None, AUTHOR_WITHHELD: True}
+
+    def proposal_json(self, realm: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A proposal row (``meta/memory/proposals/list``, ``meta/memory/panel/proposals``) as the caller may
+        see it: its ``author`` through :meth:`author_json`, and its ``tainted`` flag (the taint of the
+        author's session at propose time) only to a caller who may view that identity and manage its
+        sessions (``agent.session.manage``; an author of no identity: on the realm), otherwise ``null``.
+        The row is not changed."""
+        out = dict(data)
+        if not self.policy.enabled:
+            return out
+        author = out.get("author")
+        out["author"] = shown = self.author_json(realm, author)
+        if "tainted" in out:
+            identity = _agent_identity(author)
+            resource = self.resources.realm(realm) if identity is None else self.resources.identity(realm, identity)
+            if (isinstance(shown, Mapping) and shown.get(AUTHOR_WITHHELD)) or not self._ok(SESSION_MANAGE, resource):
+                out["tainted"] = None
+        return out
+
     def record_json(self, realm: str, data: Mapping[str, Any]) -> dict[str, Any]:
         """A panel record row (its JSON, listing or detail) as the caller may see it: each provenance
         evidence ``session_id`` (and each of its verification's) through :meth:`session_key`, judged on
-        the record's identity (the scope's, else the agent author's, else none), and a quarantined
-        status ``reason`` without a session key (:func:`~meta_memory.session_ref.keyless_reason`).
+        the record's identity (the scope's, else the agent author's, else none), the provenance
+        ``author`` through :meth:`author_json`, and a quarantined status ``reason`` without a session key
+        (:func:`~meta_memory.session_ref.keyless_reason`).
         The row is not changed; a row with nothing to hide is returned as a copy."""
         out = dict(data)
         status = out.get("status")
@@ -287,6 +332,8 @@ class Visibility:
                     if isinstance(ref, Mapping) and isinstance(ref.get("session_id"), str) else ref for ref in refs]
 
         new_prov = {**prov, "evidence": shown(prov.get("evidence"))}
+        if "author" in prov:
+            new_prov["author"] = self.author_json(realm, prov["author"])
         verification = prov.get("verification")
         if isinstance(verification, Mapping):
             new_prov["verification"] = {**verification, "evidence": shown(verification.get("evidence"))}

@@ -157,12 +157,14 @@ class ReviewService:
 
         ``visibility`` (the caller's :class:`~meta_memory.panel.visibility.Visibility`) keeps the
         rows whose target scope the caller may read, the rule of ``meta/memory/panel/proposals``;
-        ``limit`` applies before that filter, as there.
+        ``limit`` applies before that filter, as there; each kept row's author and taint flag are shown as
+        the caller may see them (:meth:`~meta_memory.panel.visibility.Visibility.proposal_json`).
         """
         rows = proposals.list_proposals(self.store, realm, status=status, limit=limit)
-        if visibility is not None:
-            rows = [r for r in rows if visibility.proposal(r.realm, *r.scope.storage())]
-        return {"proposals": [r.summary() for r in rows]}
+        if visibility is None:
+            return {"proposals": [r.summary() for r in rows]}
+        return {"proposals": [visibility.proposal_json(r.realm, r.summary()) for r in rows
+                              if visibility.proposal(r.realm, *r.scope.storage())]}
 
     def decide_proposal(
         self, realm: str, proposal_id: str, action: str, rationale: str | None = None, *,

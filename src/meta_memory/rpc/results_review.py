@@ -118,10 +118,14 @@ class ProposalListRow(Result):
     scope_key: str
     kind: str | None
     title: str
+    #: ``{author, identity?, run_id?}``; an agent's ``identity`` is ``null`` with ``withheld_by_access: true``
+    #: to a caller who may not ``agent.view`` it
     author: dict[str, Any]
     status: str
     created_at_ms: int
-    tainted: bool
+    #: the propose-time taint of the author's session; ``null`` to a caller who may not view the author and
+    #: manage its sessions
+    tainted: bool | None
 
 
 class ProposalsListResult(Result):
@@ -353,11 +357,13 @@ class PanelProposalRow(Result):
     scope_key: str
     status: str
     created_at_ms: int
+    #: as :class:`ProposalListRow`'s
     author: dict[str, Any]
     kind: str | None
     title: str
     body_bytes: int
-    tainted: bool
+    #: as :class:`ProposalListRow`'s
+    tainted: bool | None
 
 
 class PanelProposalsResult(Result):

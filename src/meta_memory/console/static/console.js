@@ -1275,7 +1275,7 @@
         ["Created", "Realm", "Proposal", "Target", "Title", "Kind", "Body bytes", "Tainted", "Status"],
         result.proposals.map((p) => [fmtTime(p.created_at_ms), nameText(p.realm), el("code", {}, p.proposal_id),
           [`${p.scope_kind}:`, nameText(p.scope_key)], p.title || "—", p.kind || "—", String(p.body_bytes),
-          p.tainted ? "yes" : "no", p.status]),
+          p.tainted === null ? "withheld" : (p.tainted ? "yes" : "no"), p.status]),
         "No pending proposals you may see."));
     });
   }
