@@ -365,18 +365,20 @@ class QuarantineReviewRefused(MetaError):
 
     ``reason``: ``not_found``, ``content_mismatch``, ``not_quarantined``,
     ``gate_pending`` (+ ``expires_at_ms``), ``successor_conflict``,
-    ``secret_detected`` (+ ``class``), ``stale_update``.
+    ``secret_detected`` (+ ``class``), ``stale_update``. ``field`` names the param at fault when one is:
+    ``expected_content_hash`` for ``content_mismatch`` (``None`` otherwise).
     """
 
     code = -32043
     kind = "memory_quarantine_review_refused"
-    wire_fields = ("reason",)
+    wire_fields = ("reason", "field")
     PREFIX: ClassVar[str] = "quarantine review refused: "
 
-    def __init__(self, reason: str, detail: str, **extra: Any) -> None:
-        super().__init__(self.PREFIX + detail, reason=reason, **extra)
+    def __init__(self, reason: str, detail: str, *, field: str | None = None, **extra: Any) -> None:
+        super().__init__(self.PREFIX + detail, reason=reason, field=field, **extra)
         self.reason = reason
         self.detail = detail
+        self.field = field
 
     def _rebuild(self) -> None:
         super()._rebuild()

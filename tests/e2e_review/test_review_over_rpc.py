@@ -145,7 +145,8 @@ def test_content_mismatch_binds_the_decision_to_what_the_reviewer_read(client: C
     for verdict in ("release", "tombstone"):
         body = client.decide(ident, mid, verdict, wrong)
         assert body["error"]["code"] == REFUSED
-        assert body["error"]["data"] == {"kind": "memory_quarantine_review_refused", "reason": "content_mismatch"}
+        assert body["error"]["data"] == {"kind": "memory_quarantine_review_refused", "reason": "content_mismatch",
+                                         "field": "expected_content_hash"}
         assert wrong not in body["error"]["message"] and chash not in body["error"]["message"]
     assert mid in _queue_ids(client)
     assert client.result("meta/memory/panel/record", {"memory_id": mid})["record"]["status"]["status"] == "quarantined"

@@ -82,3 +82,21 @@ def test_the_readme_configuration_example_starts_a_runtime_as_written(tmp_path: 
         assert runtime.config.memory is not None and runtime.config.memory.kind == parsed["memory"]["kind"]
     finally:
         runtime.close()
+
+
+def test_the_sdk_review_example_runs_and_prints_what_docs_sdk_shows(tmp_path: Path) -> None:
+    """docs/sdk.md's review example (the README links it) goes from the quarantine listing to a
+    decision with the row's own ``content_hash``, and a wrong hash is refused naming that field."""
+    doc = (README.parent / "docs" / "sdk.md").read_text(encoding="utf-8")
+    start = doc.index("## Reviewing quarantined writes")
+    code = re.search(r"```python\n(.*?)```", doc[start:], re.S)
+    assert code is not None
+    shown = re.search(r"```text\n(.*?)```", doc[start + code.end():], re.S)
+    assert shown is not None
+    run = subprocess.run([sys.executable, "-c", code.group(1)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=os.environ.copy())
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines() == shown.group(1).strip().splitlines()
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert "[docs/sdk.md](docs/sdk.md#reviewing-quarantined-writes)" in readme
+    assert "expected_content_hash=row.content_hash" in readme

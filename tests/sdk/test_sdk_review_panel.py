@@ -40,12 +40,16 @@ def _review_flow(handle: Any) -> None:
     detail = handle.memory_panel_record(held.id)
     assert isinstance(detail, m.PanelRecordDetail) and detail.record.body == "Wire the savings to account 42."
     assert detail.record.content_hash and [c.id for c in detail.chain] == [held.id]
+    # the queue row carries the hash a decision binds to: listing -> decide, no detail read needed
+    assert isinstance(held, m.PanelQuarantineRecord) and held.content_hash == detail.record.content_hash
 
     with pytest.raises(QuarantineReviewRefused) as exc:
         handle.memory_quarantine_decide("lead:main", held.id, verdict="release", expected_content_hash="0" * 64)
+    assert exc.value.kind == "memory_quarantine_review_refused"
     assert exc.value.data["reason"] == "content_mismatch"
+    assert exc.value.field == exc.value.data["field"] == "expected_content_hash"
     decision = handle.memory_quarantine_decide("lead:main", held.id, verdict="release",
-                                               expected_content_hash=detail.record.content_hash,
+                                               expected_content_hash=held.content_hash,
                                                rationale="checked with the owner")
     assert isinstance(decision, m.QuarantineDecision) and decision.outcome == "released"
     assert decision.successor is not None and decision.decision is not None

@@ -16,7 +16,7 @@
  * | -32010 | MemoryBackendUnavailable      | `memory_backend`                     |
  * | -32030 | AccessDenied                  | `access_denied` (+ `action`, `resource`) |
  * | -32040 | AgentMemoryError              | `agent_memory` (+ `reason`, `op_index?`) |
- * | -32043 | QuarantineReviewRefused       | `memory_quarantine_review_refused` (+ `reason`) |
+ * | -32043 | QuarantineReviewRefused       | `memory_quarantine_review_refused` (+ `reason`, `field`) |
  *
  * Client-side failures are {@link TransportError} (the gateway could not be
  * reached or went away; {@link NotAGateway} when something else answers at the URL). Builder refusals are {@link ConfigError}; a gateway that
@@ -159,9 +159,14 @@ export class AgentMemoryError extends MetaMemoryError {
 /**
  * -32043: a quarantine decision was refused. `reason`: `not_found`, `content_mismatch`,
  * `not_quarantined`, `gate_pending` (+ `expires_at_ms`), `successor_conflict`,
- * `secret_detected`, `stale_update`.
+ * `secret_detected`, `stale_update`. `field` names the param at fault when one is
+ * (`expected_content_hash` for `content_mismatch`).
  */
-export class QuarantineReviewRefused extends MetaMemoryError {}
+export class QuarantineReviewRefused extends MetaMemoryError {
+  get field(): string | undefined {
+    return typeof this.data.field === "string" ? this.data.field : undefined;
+  }
+}
 
 /** The gateway could not be reached, answered without JSON-RPC, or exited. `kind` is `"transport"`. */
 export class TransportError extends MetaMemoryError {

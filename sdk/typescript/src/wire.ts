@@ -530,7 +530,7 @@ export interface PanelProposalRow {
   kind: string | null;
   title: string;
   bodyBytes: number;
-  tainted: boolean;
+  tainted: boolean | null;
 }
 
 export interface PanelProposalsResult {
@@ -540,7 +540,7 @@ export interface PanelProposalsResult {
 }
 
 export interface PanelQuarantineResult {
-  records: RecordRow[];
+  records: QuarantineRow[];
   nextCursor: string | null;
   pendingPromotions: PromotionRow[];
   pendingForgets: PendingForgetRow[];
@@ -619,7 +619,7 @@ export interface ProposalListRow {
   author: Record<string, unknown>;
   status: string;
   createdAtMs: number;
-  tainted: boolean;
+  tainted: boolean | null;
 }
 
 export interface ProposalsListResult {
@@ -636,6 +636,36 @@ export interface Provenance {
   kind: string;
   sourceId?: string | null;
   sessionKey?: string | null;
+}
+
+/**
+ * A quarantine-queue row: a record row plus the ``content_hash`` that
+ * ``meta/memory/quarantine/decide``'s ``expected_content_hash`` binds to (``null`` from an embedder's
+ * store that does not read it; ``meta/memory/panel/record`` then gives it).
+ */
+export interface QuarantineRow {
+  id: string;
+  scope: ScopeRef;
+  kind: string;
+  title: string;
+  description: string;
+  tags: string[];
+  metadata?: Record<string, unknown>;
+  provenance: Record<string, unknown>;
+  trust: string;
+  status: StatusRef;
+  supersedes?: string | null;
+  derivedFrom: string[];
+  workingSetRank?: number | null;
+  rankSetAtMs?: number | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+  tombstonedAtMs?: number | null;
+  usage: Record<string, unknown>;
+  everQuarantined: boolean;
+  expiresAtMs?: number | null;
+  bodyBytes: number;
+  contentHash?: string | null;
 }
 
 /**

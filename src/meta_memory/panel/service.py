@@ -365,7 +365,8 @@ class PanelService:
     def quarantine(self, *, realm: str | None, limit: int, cursor: Cursor | None = None) -> dict[str, Any]:
         """``meta/memory/panel/quarantine``: ``{records, next_cursor, pending_promotions, pending_forgets, realms}``.
 
-        ``records``: quarantined rows (body-free), newest created first across every selected realm,
+        ``records``: quarantined rows (body-free, each with the ``content_hash`` a decision binds to,
+        ``null`` from a store that does not read it), newest created first across every selected realm,
         one page cut from the rows the caller may read (as the record listing pages,
         :func:`~meta_memory.panel.paging.page_records`, keyed ``(created_at_ms, memory_id)``);
         ``next_cursor`` (``"<created_at_ms>:<memory_id>"`` of the page's last row) comes exactly when
@@ -416,7 +417,7 @@ class PanelService:
             forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
         )
         return {
-            "records": [self.vis.record_json(r, x.listing_json()) for r, x in page.rows if r not in served.dropped],
+            "records": [self.vis.record_json(r, _queue_json(x)) for r, x in page.rows if r not in served.dropped],
             "next_cursor": page.next_cursor,
             "pending_promotions": [promotion_json(p) for p in visible],
             "pending_forgets": [held_forget_json(f) for f in held],
@@ -690,6 +691,13 @@ def _filters_quarantine(store: MemoryPanelStore) -> bool:
     except (TypeError, ValueError):
         return False
     return "readable" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _queue_json(row: RecordRow) -> dict[str, Any]:
+    """A quarantine-queue row: the listing JSON plus ``content_hash``, the hash
+    ``meta/memory/quarantine/decide`` binds its ``expected_content_hash`` to (``None`` when the store
+    did not read it)."""
+    return {**row.listing_json(), "content_hash": row.content_hash}
 
 
 def _created_key(row: RecordRow) -> Cursor:

@@ -258,7 +258,8 @@ class MemoryPanelStore(Protocol):
 
     def quarantined(self, realm: str, limit: int, after: Cursor | None = None,
                     readable: ReadableScopes | None = None) -> list[RecordRow]:
-        """Up to ``limit`` quarantined records (body-free), newest created first (``(created_at_ms DESC,
+        """Up to ``limit`` quarantined records (body-free, with ``content_hash`` set: the queue lists it,
+        ``null`` when a store leaves it unset), newest created first (``(created_at_ms DESC,
         memory_id DESC)``), strictly after ``after`` (a :class:`Cursor` read as ``(created_at_ms,
         memory_id)``; ``None`` = from the newest). ``readable`` (under access control): the caller's
         readable scopes; a store should return only the rows it admits

@@ -9,7 +9,8 @@ Check order (the first failing check answers):
 
 1. the record is missing, lives in another scope, or its realm has no database (which is not
    created) -> ``not_found``;
-2. its content hash is not ``expected_content_hash`` -> ``content_mismatch``;
+2. its content hash is not ``expected_content_hash`` -> ``content_mismatch`` (``field``:
+   ``expected_content_hash``);
 3. tombstoned -> the replay path (below); not quarantined -> ``not_quarantined``;
 4. pending gated promotions of the record: older than seven days -> expired
    here (``expired_promotions``); an operator's tombstone -> invalidated here
@@ -267,7 +268,8 @@ def _review_in_tx(
     if origin is None or origin.scope != scope:
         raise _refuse("not_found", NOT_FOUND)
     if origin.content_hash != expected_hash:
-        raise _refuse("content_mismatch", "the record's content is not the content that was reviewed")
+        raise _refuse("content_mismatch", "the record's content is not the content that was reviewed",
+                      field="expected_content_hash")
     status = origin.status.kind
     if status is StatusKind.TOMBSTONED:
         return _replay(tx, origin, verdict)

@@ -249,8 +249,16 @@ class PanelRecordResult(Result):
     pending_forget: PendingForgetRow | None = None
 
 
+class QuarantineRow(RecordRow):
+    """A quarantine-queue row: a record row plus the ``content_hash`` that
+    ``meta/memory/quarantine/decide``'s ``expected_content_hash`` binds to (``null`` from an embedder's
+    store that does not read it; ``meta/memory/panel/record`` then gives it)."""
+
+    content_hash: str | None = None
+
+
 class PanelQuarantineResult(Result):
-    records: Sequence[RecordRow]
+    records: Sequence[QuarantineRow]
     next_cursor: str | None
     pending_promotions: Sequence[PromotionRow]
     pending_forgets: Sequence[PendingForgetRow]

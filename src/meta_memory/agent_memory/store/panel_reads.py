@@ -100,7 +100,8 @@ class RecordRow:
     ``supersedes?``, ``derived_from``, ``working_set_rank?``,
     ``created_at_ms``, ``updated_at_ms``, ``usage``, ``ever_quarantined``)
     WITHOUT ``body``, plus ``body_bytes`` (UTF-8 length of the body).
-    ``body`` and ``content_hash`` are set only by :meth:`PanelReads.record` (the detail view).
+    ``body`` is set only by :meth:`PanelReads.record` (the detail view); ``content_hash`` by it and by
+    :meth:`PanelReads.quarantined` (a reviewer binds a decision to it).
     """
 
     realm: str
@@ -186,7 +187,7 @@ class ScopeOverviewRow:
     quarantined_trust_counts: Mapping[str, int] = field(default_factory=dict)
 
 
-def _record_row(realm: str, row: Row, *, detail: bool = False) -> RecordRow:
+def _record_row(realm: str, row: Row, *, detail: bool = False, hashed: bool = False) -> RecordRow:
     scope = Scope.from_storage(realm, row["scope_kind"], row["scope_key"])
     status = Status.from_storage(row["status_kind"], row["status_detail"])
     data: dict[str, Any] = {
@@ -226,7 +227,7 @@ def _record_row(realm: str, row: Row, *, detail: bool = False) -> RecordRow:
         body_bytes=int(row["body_bytes"] or 0),
         data=data,
         body=row["body"] if detail else None,
-        content_hash=row["content_hash"] if detail else None,
+        content_hash=row["content_hash"] if detail or hashed else None,
     )
 
 
@@ -250,10 +251,11 @@ class PanelReads:
     def _list_cols(self) -> str:
         return f"{_LIST_BASE}, {self._sql.dialect.octets.format('body')} AS body_bytes"
 
-    def _records(self, where: str, params: Sequence[Any], *, detail: bool = False) -> list[RecordRow]:
-        cols = self._list_cols + (", body, content_hash" if detail else "")
+    def _records(self, where: str, params: Sequence[Any], *, detail: bool = False,
+                 hashed: bool = False) -> list[RecordRow]:
+        cols = self._list_cols + (", body, content_hash" if detail else ", content_hash" if hashed else "")
         rows = self._sql.rows(f"SELECT {cols} FROM records {where}", params)
-        return [_record_row(self.realm, r, detail=detail) for r in rows]
+        return [_record_row(self.realm, r, detail=detail, hashed=hashed) for r in rows]
 
     def _lower(self, column: str) -> str:
         """A SQL expression lowercasing ``column`` like Python does (Unicode letters included)."""
@@ -371,7 +373,7 @@ class PanelReads:
 
     def quarantined(self, limit: int, after: tuple[int, str] | None = None,
                     readable: ReadableScopes | None = None) -> list[RecordRow]:
-        """Up to ``limit`` quarantined records (body-free), newest created first (``(created_at_ms DESC,
+        """Up to ``limit`` quarantined records (body-free, with ``content_hash``), newest created first (``(created_at_ms DESC,
         memory_id DESC)``), strictly after the key ``after`` (``(created_at_ms, memory_id)``; ``None`` =
         from the newest). With ``readable`` only the rows it admits (:meth:`ReadableScopes.admits`: for a
         quarantined row, a scope among ``reviewed``) are read, before ``limit`` is applied, so a page is
@@ -387,7 +389,7 @@ class PanelReads:
             where += f" AND {clause}"
             params += values
         return self._records(
-            f"WHERE {where} ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?", [*params, limit]
+            f"WHERE {where} ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?", [*params, limit], hashed=True
         )
 
     # ---------------------------------------------------------------- injections

@@ -14,7 +14,7 @@ from .agent_memory import ScopeRef, StatusRef
 
 __all__ = ["PanelPendingForget", "PanelPromotion", "PanelAuditVerdict", "PanelProposal", "PanelHarvest",
            "PanelRecord", "PanelRecordBody", "PanelChainRecord", "PanelRecordPage", "PanelRecordDetail",
-           "PanelQuarantine", "PanelDreamSummary", "PanelDreams", "PanelDreamRun", "PanelDreamRuns",
+           "PanelQuarantine", "PanelQuarantineRecord", "PanelDreamSummary", "PanelDreams", "PanelDreamRun", "PanelDreamRuns",
            "PanelAuditVerdicts", "PanelPressure", "PanelScope", "PanelTotals", "PanelFloors", "PanelOverview",
            "PanelProposals", "PanelInjection", "PanelInjections", "PanelHarvests"]
 
@@ -82,11 +82,19 @@ class PanelPendingForget(wire.PendingForgetRow, OpenModel):
     model_config = OPEN
 
 
+class PanelQuarantineRecord(wire.QuarantineRow, PanelRecord):
+    """A quarantined row: a :class:`PanelRecord` plus ``content_hash``, the value to pass as
+    ``memory_quarantine_decide(..., expected_content_hash=...)`` (``None`` from a store that does not
+    read it; ``memory_panel_record(id).record.content_hash`` then gives it)."""
+
+    model_config = OPEN
+
+
 class PanelQuarantine(wire.PanelQuarantineResult, OpenModel):
     """``quarantine``: quarantined rows, pending gated promotions and held forgets."""
 
     model_config = OPEN
-    records: Sequence[PanelRecord]
+    records: Sequence[PanelQuarantineRecord]
     pending_promotions: Sequence[PanelPromotion]
     pending_forgets: Sequence[PanelPendingForget]
 
