@@ -60,3 +60,16 @@ def test_the_shared_key_warning_needs_access_several_principals_and_the_default(
     assert access_warnings(two, "managed") == [] and access_warnings(two, None) == []  # managed; memory off
     assert access_warnings(AccessConfig(enabled=True, tokens=tokens("alice", "alice")), "any") == []
     assert access_warnings(AccessConfig(enabled=False, tokens=tokens("alice", "bob")), "any") == []
+
+
+def test_an_identity_spelled_in_two_cases_is_warned_of(tmp_path: Path) -> None:
+    """Names are case-sensitive: a read granted on ``lead:main`` and a write on ``Lead:Main`` are rules of
+    two identities, which a reader of the file takes for one. Nothing is folded; the start says so."""
+    cfg = write_config(tmp_path / "access.toml", access_toml(
+        {"t-ann-0001": "ann"},
+        [("ann", "agent.memory.read", {"identity": "lead:main"}),
+         ("ann", "agent.memory.write", {"identity": "Lead:Main"})]))
+    lines = _warnings(tmp_path / "state", cfg)
+    assert len(lines) == 1, lines
+    assert ("access names identity 'lead:main' (access.grants[0]), 'Lead:Main' (access.grants[1]), which differ "
+            "only in case: identity names are case-sensitive, so these are 2 identities") in lines[0], lines

@@ -12,6 +12,9 @@ other start warnings; the gateway still starts).
   realm of a rule's ``on``, or an identity or realm of the roster, spelled with look-alike letters
   (``on = { identity = "lead:maіn" }`` with a Cyrillic ``і``) is another name than the one it looks
   like, so the rule protects or opens another identity than a reader of the file believes.
+* names that differ only in case: an identity (or realm) that a rule's ``on`` or the roster spells
+  ``Lead:Main`` in one place and ``lead:main`` in another names two identities (names are case-sensitive
+  and never folded), so a rule written for one does not apply to the other.
 * several principals under the default ``[agent_memory] shared_key_taint = "any"`` (agent memory on): any
   identity's taint of a session key then holds every identity's tool writes from that key for review,
   whichever principal drives them (docs/security.md, "Firewall: session taint").
@@ -69,4 +72,33 @@ def access_warnings(config: AccessConfig | None, shared_key_taint: str | None = 
             if why is not None:
                 out.append(f"access.roster[{at}] names {key} {value!r}, which {why}: it may imitate another "
                            "name (see docs/security.md, \"Names\")")
+    out += _case_variants(config)
+    return out
+
+
+_PLURAL = {"identity": "identities", "realm": "realms"}
+
+
+def _case_variants(config: AccessConfig) -> list[str]:
+    """One warning per identity or realm that the rules' ``on`` and the roster spell in several cases
+    (``Lead:Main`` and ``lead:main``): the first place each spelling is named, in file order."""
+    named: dict[str, dict[str, dict[str, str]]] = {"identity": {}, "realm": {}}
+    for kind, rules in (("grants", config.grants), ("denies", config.denies)):
+        for at, rule in enumerate(rules):
+            for key in named:
+                value = None if rule.on is None else getattr(rule.on, key)
+                if value is not None and value != "*":
+                    named[key].setdefault(value.casefold(), {}).setdefault(value, f"access.{kind}[{at}]")
+    for at, entry in enumerate(config.roster):
+        for key, value in (("identity", entry.identity), ("realm", entry.realm)):
+            if value is not None:
+                named[key].setdefault(value.casefold(), {}).setdefault(value, f"access.roster[{at}]")
+    out: list[str] = []
+    for key, groups in named.items():
+        for spellings in groups.values():
+            if len(spellings) > 1:
+                where = ", ".join(f"{value!r} ({place})" for value, place in spellings.items())
+                out.append(f"access names {key} {where}, which differ only in case: {key} names are "
+                           f"case-sensitive, so these are {len(spellings)} {_PLURAL[key]} and a rule applies only to "
+                           "the spelling it gives (see docs/security.md, \"Names\")")
     return out
