@@ -21,7 +21,7 @@ from typing import Any
 
 from .access.config import AccessConfig, parse_access_section
 from .agent_memory.config import AgentMemoryConfig, parse_agent_memory_section
-from .errors import ConfigError
+from .errors import ConfigError, known_keys
 from .ledger.config import LedgerConfig, parse_memory_section
 from .observability.config import TelemetryConfig, parse_telemetry_section
 from .server.config import DEFAULT_MAX_REQUEST_BYTES, GatewayConfig, parse_gateway_section
@@ -51,7 +51,7 @@ def parse_config(raw: dict[str, Any]) -> MetaConfig:
     known = {"memory", "agent_memory", "access", "gateway", "telemetry"}
     unknown = sorted(set(raw) - known)
     if unknown:
-        raise ConfigError(f"unknown configuration table [{unknown[0]}] (known: {', '.join(sorted(known))})")
+        raise ConfigError(f"unknown configuration table [{unknown[0]}] {known_keys(known)}")
     memory = parse_memory_section(raw["memory"]) if "memory" in raw else None
     agent_memory = parse_agent_memory_section(raw["agent_memory"]) if "agent_memory" in raw else None
     access = parse_access_section(raw["access"]) if "access" in raw else None
@@ -61,15 +61,15 @@ def parse_config(raw: dict[str, Any]) -> MetaConfig:
 
 
 def load_config(path: Path | str) -> MetaConfig:
-    """Read and decode a TOML config file. Raises :class:`ConfigError` naming the file on a
-    read or syntax error, or naming the key on a rule violation."""
+    """Read and decode a TOML config file (UTF-8, a leading byte-order mark allowed). Raises
+    :class:`ConfigError` naming the file on a read or syntax error, or naming the key on a rule violation."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
     try:
-        raw = tomllib.loads(data.decode("utf-8"))
+        raw = tomllib.loads(data.decode("utf-8-sig"))  # a leading byte-order mark (some editors write one) is skipped
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"config file {p} is not valid TOML: {exc}") from None
     return parse_config(raw)

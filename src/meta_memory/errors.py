@@ -42,6 +42,7 @@ because the gateway does not start.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from meta_memory.textfold import escape_char, is_invisible
@@ -62,6 +63,7 @@ __all__ = [
     "QuarantineReviewRefused",
     "StartupError",
     "ConfigError",
+    "known_keys",
     "ValueRuleBroken",
     "CATALOGUE",
     "catalogue_of",
@@ -391,6 +393,12 @@ class StartupError(Exception):
 
 class ConfigError(StartupError, ValueError):
     """Configuration refused at decode; the message names the key and the rule."""
+
+
+def known_keys(keys: Iterable[str]) -> str:
+    """What a configuration refusal of an unknown key adds: the keys its table takes, sorted,
+    ``(known: denies, enabled, grants, roster, tokens)``. Every table's refusal ends with it."""
+    return f"(known: {', '.join(sorted(keys))})"
 
 
 #: How a configuration value of each TOML type is named in a refusal.

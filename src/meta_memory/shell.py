@@ -251,16 +251,7 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"], creates=creates) as handle:
             result = call(handle)
     except MetaError as exc:
-        detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
-        said = as_typed(exc.message, exc.data.get("field"), click.get_current_context(silent=True))
-        click.echo(one_line(f"meta-memory: refused ({exc.kind}): {said}" + (f" [{detail}]" if detail else "")),
-                   err=True)
-        for note in getattr(exc, "__notes__", ()):  # what the command adds to the gateway's answer
-            click.echo(one_line(f"meta-memory: {note}"), err=True)
-        if ctx["state_dir"] is None and (hint := token_hint(exc, ctx["token"])) is not None:
-            click.echo(f"meta-memory: {hint}", err=True)
-        print_error(meta_error(exc), as_json=ctx["as_json"])
-        sys.exit(1)
+        refused(exc, ctx)
     except (GatewayUnreachable, StartupError) as exc:
         said = unreachable(exc)
         click.echo(one_line(f"meta-memory: {said}"), err=True)
@@ -271,6 +262,23 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))
     else:
         show(result)
+
+
+def refused(exc: Any, ctx: dict[str, Any] | None = None) -> NoReturn:
+    """Refuse with a :class:`~meta_memory.errors.MetaError` and exit 1: ``refused (<kind>): <message>
+    [field=...]`` on stderr in the command line's names (:func:`as_typed`), the notes a command added, the
+    token hint (``ctx``: the command's target options), and under ``--json`` the error on stdout. The one
+    shape of a gateway's refusal and of the same rule the command applies before sending anything."""
+    detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
+    said = as_typed(exc.message, exc.data.get("field"), click.get_current_context(silent=True))
+    click.echo(one_line(f"meta-memory: refused ({exc.kind}): {said}" + (f" [{detail}]" if detail else "")),
+               err=True)
+    for note in getattr(exc, "__notes__", ()):  # what the command adds to the gateway's answer
+        click.echo(one_line(f"meta-memory: {note}"), err=True)
+    if ctx is not None and ctx["state_dir"] is None and (hint := token_hint(exc, ctx["token"])) is not None:
+        click.echo(f"meta-memory: {hint}", err=True)
+    print_error(meta_error(exc), as_json=None if ctx is None else ctx["as_json"])
+    sys.exit(1)
 
 
 def typed_names(command: click.Command) -> dict[str, str]:
@@ -370,10 +378,21 @@ def _utf8(name: str, text: str) -> str:
 
 
 def _read_body(body: str, *, name: str = "BODY") -> str:
-    """The body ``name`` gives: its text, or stdin's for ``-`` (text that is not UTF-8: a usage error)."""
+    """The body ``name`` gives: its text, or stdin's for ``-`` (text that is not UTF-8: a usage error).
+
+    Stdin is read up to one byte past the record body's cap
+    (:data:`meta_memory.agent_memory.fields.MAX_BODY_BYTES`), never more: a longer body is refused here,
+    before anything is sent or opened, as every gateway and ``--state-dir`` refuses it
+    (``BODY must be at most 65536 bytes [field=body]``), whatever the gateway's request cap."""
     if body == "-":
+        from .agent_memory.fields import MAX_BODY_BYTES, text_cap_rule
+        from .errors import InvalidParams
+
+        data = sys.stdin.buffer.read(MAX_BODY_BYTES + 1)
+        if len(data) > MAX_BODY_BYTES:
+            refused(InvalidParams(text_cap_rule("body"), "body"))
         try:
-            return sys.stdin.buffer.read().decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError:
             raise click.UsageError(f"{name} from stdin is not valid UTF-8 text") from None
     return _utf8(name, body)

@@ -171,6 +171,6 @@ def test_cli_token_hash_refuses_more_than_one_line(stdin: bytes) -> None:
     out = meta_memory_cli("token", "hash", stdin=stdin, timeout=60)
     assert out.returncode == 2 and out.stdout == b"", out
     assert b"one token on one line" in out.stderr, out.stderr
-    for ok in (b"s3cret", b"s3cret\n", b"s3cret\r\n"):
+    for ok in (b"s3cret", b"s3cret\n", b"s3cret\r\n", b"\xef\xbb\xbfs3cret\r\n"):  # a byte-order mark skipped
         done = meta_memory_cli("token", "hash", stdin=ok, timeout=60)
         assert done.returncode == 0 and done.stdout.decode().strip() == hash_token("s3cret"), done

@@ -88,3 +88,34 @@ def test_a_blank_state_dir_is_a_usage_error_not_the_current_directory(tmp_path: 
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert "--state-dir" in proc.stderr and "must name a directory" in proc.stderr, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("made", ["nothing", "a file"])
+def test_a_backup_dir_that_is_no_directory_stops_serve_naming_the_key(tmp_path: Path, made: str) -> None:
+    """``[gateway] backup_dir`` naming no directory was accepted at start, then every ``backup --url`` failed
+    as if its DEST were wrong: ``serve`` refuses it as it refuses a relative one, before anything opens."""
+    backups = tmp_path / "backups"
+    if made == "a file":
+        backups.write_text("not a directory\n", encoding="utf-8")
+    cfg = write_config(tmp_path / "c.toml", f'[gateway]\nbackup_dir = "{backups}"\n')
+    state = tmp_path / "state"
+    proc = start("serve", "--port", "0", "--state-dir", str(state), "--config", str(cfg))
+    assert proc.returncode == 1, proc.stderr
+    why = "does not exist" if made == "nothing" else "is not a directory"
+    assert [text for text in proc.stderr.splitlines() if text.strip()] == [
+        f"meta-memory: gateway.backup_dir must name an existing directory: '{backups}' {why} (create it first: "
+        "meta/storage/backup writes each backup as a new directory inside it)"]
+    assert not state.exists()
+
+
+def test_a_config_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Some editors save UTF-8 with a leading byte-order mark: the file is read as the TOML it holds (its keys
+    applied), not refused as invalid at line 1, column 1."""
+    cfg = tmp_path / "bom.toml"
+    cfg.write_bytes("\ufeff[agent_memory]\nenabled = true\nrealm = \"bom\"\n".encode())
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "gateway", "--stdio", "--state-dir",
+                           str(tmp_path / "state"), "--config", str(cfg)],
+                          input='{"jsonrpc":"2.0","id":1,"method":"meta/status"}\n', capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert '"realm":"bom"' in proc.stdout.replace(" ", ""), proc.stdout

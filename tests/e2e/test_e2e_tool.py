@@ -146,7 +146,7 @@ ERRORS = [
     ({"action": "recall", "identity": "agent:other", "realm": "x"},
      f"unknown fields 'identity', 'realm' (the memory tool accepts: {FIELDS})"),
     ({"action": "remember", "body": "b"}, '`title` is required for action "remember"'),
-    ({"action": "remember", "title": "   ", "body": "b"}, '`title` is required for action "remember"'),
+    ({"action": "remember", "title": "   ", "body": "b"}, "title must not be empty"),
     ({"action": "remember", "title": "t"}, '`body` is required for action "remember"'),
     ({"action": "propose_to_mob", "title": "t"}, '`body` is required for action "propose_to_mob"'),
     ({"action": "update", "title": "t", "body": "b"}, '`memory_id` is required for action "update"'),

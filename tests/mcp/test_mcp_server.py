@@ -101,6 +101,9 @@ def test_list_remember_recall_update_forget_and_errors(tmp_path: Path) -> None:
         out["unknown_field"] = await s.call_tool("memory", {"action": "remember", "title": "t", "body": "b",
                                                             "identity": "agent:someone-else"})
         out["missing_body"] = await s.call_tool("memory", {"action": "remember", "title": "t"})
+        # sent but blank: the record's own rule, in the words the RPC and the command line use
+        out["empty_title"] = await s.call_tool("memory", {"action": "remember", "title": "", "body": "x"})
+        out["blank_body"] = await s.call_tool("memory", {"action": "remember", "title": "t", "body": " "})
         out["secret"] = await s.call_tool("memory", {"action": "remember", "title": "Key",
                                                      "body": "found AKIAIOSFODNN7EXAMPLE in the logs"})
         out["no_mob"] = await s.call_tool("memory", {"action": "propose_to_mob", "title": "t", "body": "b"})
@@ -128,6 +131,8 @@ def test_list_remember_recall_update_forget_and_errors(tmp_path: Path) -> None:
     errors = {
         "unknown_action": "unknown action 'archive' (expected remember, update, forget, recall, or propose_to_mob)",
         "missing_body": '`body` is required for action "remember"',
+        "empty_title": "title must not be empty",
+        "blank_body": "body must not be empty",
         "no_mob": "propose_to_mob is unavailable: this member is not running inside a mob",
         "forget_missing": "memory mem-missing was not found in your scope",
         "other_tool": "unknown tool 'shell' (this server offers 'memory')",

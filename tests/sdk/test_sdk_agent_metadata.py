@@ -9,6 +9,7 @@ real handles: embedded, a gateway over HTTP and a spawned stdio gateway, sync an
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -38,7 +39,7 @@ def test_agent_metadata_and_filters(handle: Any) -> None:
                         (lambda: agent.list(filter={"n": {"$near": 1}}), "filter")):
         with pytest.raises(InvalidParams) as exc:
             call()
-        assert exc.value.field is not None and exc.value.field.split(".")[0] == field, exc.value.message
+        assert exc.value.field is not None and re.split(r"[.[]", exc.value.field)[0] == field, exc.value.message
     with pytest.raises(InvalidParams) as exc:
         agent.update(updated.memory_id)
     assert "metadata" in exc.value.message

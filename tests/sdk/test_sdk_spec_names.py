@@ -87,3 +87,15 @@ def test_a_roster_provider_that_fails_stops_the_build(tmp_path: Path) -> None:
         Meta.builder().persistent_state(tmp_path / "s").roster_provider(broken).build()
     with pytest.raises(ConfigError, match=r"access\.roster\[0\]: an entry is a table"):
         Meta.builder().persistent_state(tmp_path / "t").roster_provider(lambda: [42]).build()  # type: ignore[list-item]
+
+
+def test_an_unknown_access_key_lists_the_keys_its_table_takes(tmp_path: Path) -> None:
+    """``access(tokenz=[])`` is refused naming the key and, as ``[agent_memory]`` and ``[gateway]`` do, the keys
+    the table takes; a nested table's refusal lists its own keys."""
+    with pytest.raises(ConfigError) as top:
+        Meta.builder().persistent_state(tmp_path / "a").access(tokenz=[]).build()
+    assert str(top.value) == "access.tokenz: unknown key (known: denies, enabled, grants, read_only, roster, tokens)"
+    with pytest.raises(ConfigError) as nested:
+        Meta.builder().persistent_state(tmp_path / "b").access(
+            grants=[{"action": "agent.view", "who": {"rol": "x"}}]).build()
+    assert str(nested.value) == "access.grants[0].who.rol: unknown key (known: anyone, label, principal, role)"

@@ -42,9 +42,9 @@ def test_remember_normalises_title_body_and_description() -> None:
 @pytest.mark.parametrize("action", ["remember", "propose_to_mob"])
 def test_title_and_body_are_required(action: str) -> None:
     assert error({"action": action, "body": "b"}) == f'`title` is required for action "{action}"'
-    assert error({"action": action, "title": " \t ", "body": "b"}) == f'`title` is required for action "{action}"'
+    assert error({"action": action, "title": " \t ", "body": "b"}) == "title must not be empty"
     assert error({"action": action, "title": "t"}) == f'`body` is required for action "{action}"'
-    assert error({"action": action, "title": "t", "body": "  "}) == f'`body` is required for action "{action}"'
+    assert error({"action": action, "title": "t", "body": "  "}) == "body must not be empty"
 
 
 def test_update_requires_memory_id_then_title_and_body() -> None:
@@ -185,8 +185,8 @@ def test_random_arguments_only_ever_raise_tool_errors(args: dict[str, Any], acti
 @given(st.text(max_size=40), st.text(max_size=200))
 def test_valid_title_and_body_always_parse(title: str, body: str) -> None:
     args = {"action": "remember", "title": title, "body": body}
-    if not title.split() or not body.strip():
-        assert "is required" in error(args)
+    if not title.split() or not body.strip():  # sent blank: the record's own rule, title first
+        assert error(args) == ("title" if not title.split() else "body") + " must not be empty"
     else:
         got = parse_arguments(args)
         assert got.record.title == " ".join(title.split()) and got.record.body == body.strip()

@@ -26,7 +26,8 @@ MAX_TOKEN_INPUT_CHARS = 64 * 1024
 
 def hash_from_stream(stream: TextIO) -> str:
     """Read one token from ``stream`` (the whole input: one line, a single trailing newline, LF or CRLF,
-    allowed) and return its digest.
+    allowed; a leading byte-order mark, as some editors and shells write one, is skipped: no token holds one)
+    and return its digest.
 
     Raises ``click.UsageError`` for an empty or whitespace-bearing token, and for input of more than one
     line or over :data:`MAX_TOKEN_INPUT_CHARS` characters (reading only the first line would hash a
@@ -35,6 +36,7 @@ def hash_from_stream(stream: TextIO) -> str:
     text = stream.read(MAX_TOKEN_INPUT_CHARS + 1)
     if len(text) > MAX_TOKEN_INPUT_CHARS:
         raise click.UsageError(f"stdin must hold one token (at most {MAX_TOKEN_INPUT_CHARS} characters)")
+    text = text.removeprefix("\ufeff")
     token = text[:-1] if text.endswith("\n") else text
     token = token[:-1] if token.endswith("\r") else token
     if "\n" in token or "\r" in token:

@@ -70,7 +70,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -83,7 +83,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import ConfigError
+from ..errors import ConfigError, known_keys
 from ..identity import DEFAULT_REALM, parse_identity, parse_realm
 
 __all__ = [
@@ -365,10 +365,38 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _table_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model of the table ``loc`` lies in (``("grants", 0, "who", "rol")``: :class:`RuleSubject`), or
+    ``None`` when the path leaves the models."""
+    model: type[BaseModel] = AccessConfig
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        inner = _model_in(field.annotation)
+        if inner is None:
+            return None
+        model = inner
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model an annotation holds (itself, or inside ``tuple[X, ...]`` / ``X | None``), or ``None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
+
+
 def _explain(err: dict[str, Any]) -> str:
     kind = err.get("type", "")
     if kind == "extra_forbidden":
-        return "unknown key"
+        table = _table_at(tuple(err.get("loc", ())))
+        return "unknown key" if table is None else f"unknown key {known_keys(table.model_fields)}"
     if kind == "missing":
         return "required key is missing"
     if kind == "tuple_type":

@@ -37,6 +37,7 @@ __all__ = [
     "normalize_tags",
     "check_given_tags",
     "check_text_field",
+    "text_cap_rule",
     "SHOWS_NOTHING_RULE",
     "hidden_text_rule",
     "validate_record_fields",
@@ -210,11 +211,17 @@ def check_text_field(name: str, value: str) -> None:
         raise FieldError(f"{name} must not be empty", name)
     if name != "description" and shows_nothing(value):
         raise FieldError(f"{name} {SHOWS_NOTHING_RULE}", name)
-    cap = _TEXT_CAPS[name]
-    if _nbytes(value) > cap:
-        raise FieldError(f"{name} must be at most {cap} bytes", name)
+    if _nbytes(value) > _TEXT_CAPS[name]:
+        raise FieldError(text_cap_rule(name), name)
     if (rule := hidden_text_rule(name, value)) is not None:
         raise FieldError(rule, name)
+
+
+def text_cap_rule(name: str) -> str:
+    """The refusal of a text field ``name`` (``title``, ``description`` or ``body``) longer than its cap in
+    UTF-8 bytes, e.g. ``body must be at most 65536 bytes``: what :func:`check_text_field` says, and what the
+    command line says of a body it stops reading past the cap."""
+    return f"{name} must be at most {_TEXT_CAPS[name]} bytes"
 
 
 def shows_nothing(value: str) -> bool:

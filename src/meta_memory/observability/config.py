@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import ConfigError
+from ..errors import ConfigError, known_keys
 
 __all__ = ["TelemetryConfig", "parse_telemetry_section", "traces_from_env"]
 
@@ -73,7 +73,7 @@ def parse_telemetry_section(raw: Any) -> TelemetryConfig:
     known = ("metrics", "stats_ttl_s", "traces", "service_name", "log_format")
     unknown = sorted(set(raw) - set(known))
     if unknown:
-        raise ConfigError(f"unknown key telemetry.{unknown[0]} (known: {', '.join(sorted(known))})")
+        raise ConfigError(f"unknown key telemetry.{unknown[0]} {known_keys(known)}")
     values: dict[str, Any] = {}
     if "metrics" in raw:
         if not isinstance(raw["metrics"], bool):

@@ -60,9 +60,9 @@ key                        meaning                                              
 ``metrics_bind``           ``"host:port"`` of a second listener serving only      none
                            ``GET /metrics``, with no token (the address guards
                            it: keep it on loopback or a private network)
-``backup_dir``             the absolute directory under which                      none
-                           ``meta/storage/backup`` may write (the method is
-                           refused without it)
+``backup_dir``             the absolute path of an existing directory under        none
+                           which ``meta/storage/backup`` may write (the method
+                           is refused without it; a missing one refuses start)
 ``forwarded_allow_ips``    IP addresses or networks (``10.0.0.0/8``) of reverse   ``[]``
                            proxies whose ``X-Forwarded-For`` and
                            ``X-Forwarded-Proto`` are honoured; empty: those
@@ -81,12 +81,13 @@ Every rule violation is a :class:`~meta_memory.errors.ConfigError` naming the ke
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError, shown_config_value
+from ..errors import ConfigError, known_keys, shown_config_value
 from ..limits import (
     DEFAULT_MAX_BATCH_MS,
     DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
@@ -225,7 +226,7 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
     allowed = set(_INT_KEYS) | set(_SECONDS_KEYS) | set(_LIST_KEYS) | set(_PATH_KEYS)
     unknown = sorted(set(raw) - allowed)
     if unknown:
-        raise ConfigError(f"unknown key gateway.{unknown[0]} (known: {', '.join(sorted(allowed))})")
+        raise ConfigError(f"unknown key gateway.{unknown[0]} {known_keys(allowed)}")
     values: dict[str, Any] = {}
     for key in _INT_KEYS:
         if key in raw:
@@ -268,6 +269,10 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
         value = raw["backup_dir"]
         if not isinstance(value, str) or not value.startswith("/") or "\0" in value or not value.isprintable():
             raise ConfigError("gateway.backup_dir must be an absolute directory path (starting with '/')")
+        if not os.path.isdir(value):  # refused at start, not on every later backup call as the caller's fault
+            raise ConfigError(f"gateway.backup_dir must name an existing directory: {value!r} "
+                              f"{'is not a directory' if os.path.exists(value) else 'does not exist'} (create it "
+                              f"first: meta/storage/backup writes each backup as a new directory inside it)")
         values["backup_dir"] = value
     if "max_buffered_request_bytes" not in values:  # room for one body of the largest size, at least
         values["max_buffered_request_bytes"] = max(DEFAULT_MAX_BUFFERED_REQUEST_BYTES,

@@ -15,9 +15,10 @@ Rules, checked in this order:
 4. every present field has its schema type (``null`` counts as absent); ``ttl_s`` only with
    remember or update (otherwise the error says it applies to those two only);
 5. per action, the required fields: ``memory_id`` first (update, forget), then
-   ``title`` (whitespace-compacted), ``body`` (trimmed), each refused as
-   missing with the text: backtick-quoted name, "is required for action", the
-   action in double quotes; then ``kind`` (``unknown record kind '<k>'``)
+   ``title`` (whitespace-compacted), ``body`` (trimmed), each refused when absent
+   with the text: backtick-quoted name, "is required for action", the action in
+   double quotes (a ``title`` or ``body`` sent blank: the record's own rule,
+   ``title must not be empty``, as the RPC says it); then ``kind`` (``unknown record kind '<k>'``)
    and ``epistemic`` (``unknown epistemic status '<x>'``; ``verified_claim``
    needs ``verification_evidence``).
 
@@ -36,7 +37,13 @@ from typing import Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from meta_memory import strict_json
-from meta_memory.agent_memory.fields import FieldError, check_given_tags, check_ttl_s, memory_id_ref
+from meta_memory.agent_memory.fields import (
+    FieldError,
+    check_given_tags,
+    check_text_field,
+    check_ttl_s,
+    memory_id_ref,
+)
 from meta_memory.errors import echo
 from meta_memory.integrations.langgraph_items import TAG_PREFIX as ITEM_TAG_PREFIX
 from meta_memory.limits import MAX_MEMORY_ENTRIES, MAX_TTL_S
@@ -191,9 +198,17 @@ class _Arguments(BaseModel):
             raise ToolArgumentError('`ttl_s` applies to actions "remember" and "update" only')
 
     def _required(self, name: str, *, compact: bool) -> str:
-        raw = getattr(self, name) or ""
-        value = compact_whitespace(raw) if compact else raw.strip()
+        """The field ``name``: absent (or ``null``) is refused as missing; a ``title`` or ``body`` sent blank
+        is refused by the record's own rule, in its words (:func:`~meta_memory.agent_memory.fields.check_text_field`:
+        ``title must not be empty``, as the RPC and the command line say it)."""
+        raw = getattr(self, name)
+        value = "" if raw is None else compact_whitespace(raw) if compact else raw.strip()
         if not value:
+            if raw is not None and name in ("title", "body"):
+                try:
+                    check_text_field(name, raw)
+                except FieldError as exc:
+                    raise ToolArgumentError(exc.rule) from None
             raise ToolArgumentError(f'`{name}` is required for action "{self.action}"')
         return value
 
