@@ -42,19 +42,24 @@ __all__ = ["AccessService"]
 
 
 class _CallerRealmCreation:
-    """One call's :class:`~meta_memory.agent_memory.realm_list.RealmCreationJudge`."""
+    """One call's :class:`~meta_memory.agent_memory.realm_list.RealmCreationJudge`. The call's action (the first
+    its declaration requires) is worked out only when a realm is about to be created, not on every call."""
 
-    def __init__(self, service: AccessService, principal: Principal, action: str | None, method: str) -> None:
-        self._service, self._principal, self._action, self._method = service, principal, action, method
+    def __init__(self, service: AccessService, principal: Principal, spec: MethodSpec, parsed: Any) -> None:
+        self._service, self._principal, self._spec, self._parsed = service, principal, spec, parsed
+
+    def _action(self) -> str | None:
+        needs = self._spec.requires(self._parsed, self._service.resources)
+        return needs[0].action if needs else None
 
     def judge(self, realm: str) -> None:
-        action = self._action
+        action = self._action()
         if action is None or not self._service.policy.may_create_realm(self._principal, action, realm,
                                                                         self._service.listed_realms):
-            raise RealmCreationDenied(action or self._method, realm)
+            raise RealmCreationDenied(action or self._spec.name, realm)
 
     def shows_realm_count(self) -> bool:
-        action = self._action
+        action = self._action()
         return action is not None and self._service.policy.check(self._principal, action, Resource.unscoped())
 
 
@@ -127,9 +132,7 @@ class AccessService:
         if not self.policy.enabled:
             yield
             return
-        needs = spec.requires(parsed, self.resources)
-        with realm_creation_judged_by(_CallerRealmCreation(self, principal or ANONYMOUS,
-                                                           needs[0].action if needs else None, spec.name)):
+        with realm_creation_judged_by(_CallerRealmCreation(self, principal or ANONYMOUS, spec, parsed)):
             yield
 
     def visibility(self, principal: Principal | None) -> Visibility:
