@@ -88,15 +88,23 @@ def test_a_reset_does_not_wash_the_taint_off_a_later_summary(meta: Any) -> None:
     assert ok.quarantined is None and _visible(agent, "quarterly report", ok.memory_id)
 
 
-def test_only_the_identitys_own_sessions_count(meta: Any) -> None:
+def test_another_identitys_taint_of_the_key_counts_the_identitys_other_sessions_do_not(meta: Any) -> None:
     other, me = meta.agent("other:bot"), meta.agent(ME)
     other_session = other.session("shared-key")
     other_session.note()
     other_session.tool_result("web_search")
+    # agents of one context may share its key: what the other read there, the summary may carry (untold)
     mine = me.session("shared-key")
     mine.note()
     rec = mine.remember("Summary", "The build server restarts at midnight.")
-    assert rec.quarantined is None
+    assert rec.quarantined == "derived from a session tainted by another identity's session of this key"
+    # the identity's own tainted session of another key does not reach a summary of a clean one
+    elsewhere = me.session("elsewhere")
+    elsewhere.note()
+    elsewhere.tool_result("web_search")
+    clean = me.session("own-key")
+    clean.note()
+    assert clean.remember("Standup", "The standup moved to ten.").quarantined is None
 
 
 def test_a_batch_and_many_sessions_take_one_verdict(meta: Any) -> None:

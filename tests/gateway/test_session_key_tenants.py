@@ -96,22 +96,29 @@ def test_by_default_agents_of_one_context_driven_by_tokens_of_their_own_still_qu
     assert "QUARANTINED" in held and OTHER in held and "web_fetch" not in held, held
 
 
-def test_derived_tainted_names_only_what_the_derived_write_is_judged_on(gateway_factory: Any) -> None:
+def test_derived_tainted_says_what_the_derived_write_is_judged_on(gateway_factory: Any) -> None:
     gw = gateway_factory()  # no access control: one principal, every identity's taint of the key counts
     gw.result("meta/turn/tool_result", {"identity": "browser", "session_key": "conv-7", "tool_name": "web_fetch"})
     note = gw.result("meta/session/note", {"identity": "planner", "session_key": "conv-7"})
-    # the planner's tool writes from the key carry the browser's taint; content derived from the planner's own
-    # (clean) session of it does not, and the answer says so rather than promising a quarantine
-    assert note["tainted"] is True and note["derived_tainted"] is False, note
+    # the planner's tool writes from the key carry the browser's taint, and so does content derived from the
+    # planner's own (clean) session of it: a summary of a shared context carries what any agent read there
+    assert note["tainted"] is True and note["derived_tainted"] is True, note
     summary = gw.result("meta/agent_memory/remember", {"identity": "planner", "title": "Summary of conv-7",
                                                        "body": "what we decided", "derived_from_sessions": ["conv-7"]})
+    assert summary["quarantined"] == f"derived from a session tainted by {OTHER}", summary
+    # a key no identity tainted: both clean
+    note = gw.result("meta/session/note", {"identity": "planner", "session_key": "conv-8"})
+    assert note["tainted"] is False and note["derived_tainted"] is False, note
+    summary = gw.result("meta/agent_memory/remember", {"identity": "planner", "title": "Summary of conv-8",
+                                                       "body": "what we decided next", "derived_from_sessions": ["conv-8"]})
     assert summary.get("quarantined") is None, summary
-    gw.result("meta/turn/tool_result", {"identity": "planner", "session_key": "conv-7", "tool_name": "web_fetch"})
-    note = gw.result("meta/session/note", {"identity": "planner", "session_key": "conv-7"})
+    # the planner's own taint of the key is named by its source
+    gw.result("meta/turn/tool_result", {"identity": "planner", "session_key": "conv-8", "tool_name": "web_fetch"})
+    note = gw.result("meta/session/note", {"identity": "planner", "session_key": "conv-8"})
     assert note["tainted"] is True and note["derived_tainted"] is True, note
     summary = gw.result("meta/agent_memory/remember", {"identity": "planner", "title": "Summary again",
-                                                       "body": "what we decided next", "derived_from_sessions": ["conv-7"]})
-    assert summary["quarantined"], summary
+                                                       "body": "what we decided last", "derived_from_sessions": ["conv-8"]})
+    assert summary["quarantined"] == "derived from a session tainted by web tool 'web_fetch'", summary
 
 
 def test_in_a_named_realm_each_principal_keeps_its_own_key_and_realms_stay_apart(gateway_factory: Any,

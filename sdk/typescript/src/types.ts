@@ -60,8 +60,10 @@ export type MemoryStoreInfo = W.MemoryStoreInfo & Open;
 /**
  * A host's own write of content derived from sessions (its LLM's summary, notes): 1..64 session keys of the
  * identity in the call's realm. Kept as provenance; the write lands quarantined (`quarantined` holds the
- * reason) when one of them is tainted or was tainted when a reset closed it. Needs `agent.session.manage` on
- * the identity as well as `agent.memory.write`.
+ * reason) when one of them is tainted or was tainted when a reset closed it, or when another identity's
+ * session of one of those keys is tainted and counts as it does for the `memory` tool's writes
+ * (`[agent_memory] shared_key_taint`). Needs `agent.session.manage` on the identity as well as
+ * `agent.memory.write`.
  */
 export type DerivedFromSessions = Pick<W.AgentMemoryRememberParams, "derivedFromSessions">;
 

@@ -22,9 +22,12 @@ notes §5):
 A write **derived from sessions** (the host's own summary or notes of a
 session, ``meta/agent_memory/remember`` with ``derived_from_sessions``) asks
 :meth:`LlmWriteGate.derived_reason` first, for any author: when a named session
-of that (realm, identity) is tainted, or was tainted when a reset closed it, the
-write lands quarantined with ``derived from a session tainted by <source>``
-(``... before its reset`` for a closed one; the reason never names the session). :class:`DerivedWriteGate`
+of that (realm, identity) is tainted, or was tainted when a reset closed it, or
+another identity's session of that key is tainted in the realm and counts as it
+does for a ``memory`` tool write from the key (``shares_key_with``), the write
+lands quarantined with ``derived from a session tainted by <source>`` (``...
+before its reset`` for a closed one; ``<source>`` is "another identity's session
+of this key" for another identity's taint; the reason never names the session). :class:`DerivedWriteGate`
 binds that check to one write for the store. This is a host opt-in beyond the
 spec's "application writes are never quarantined": an application write that
 names no session is still never quarantined.
@@ -240,15 +243,18 @@ class LlmWriteGate:
                 return reason
         return None
 
-    def derived_reason(self, identity: str, session_keys: Iterable[str], *, realm: str) -> str | None:
+    def derived_reason(self, identity: str, session_keys: Iterable[str], *, realm: str,
+                       shares_key_with: Callable[[str], bool] | None = None) -> str | None:
         """Why a write derived from ``identity``'s ``session_keys`` must land quarantined, or ``None``.
 
         Checked for any author (the host's own writes included): the first named session of that
-        (realm, identity) that is tainted, or was tainted when a reset closed it, gives
-        :func:`derived_reason_text`. A clean session, a session reset clean and an unknown key add
-        nothing; naming sessions never clears a reason another rule gives."""
+        (realm, identity) that is tainted, or was tainted when a reset closed it, or whose key another
+        identity ``shares_key_with`` admits (every one when ``None``) holds tainted in the realm, gives
+        :func:`derived_reason_text` (:meth:`~meta_memory.firewall.taint.TaintTracker.derived_taint`; another
+        identity's taint read as "another identity's session of this key"). A clean session, a session reset
+        clean and an unknown key add nothing; naming sessions never clears a reason another rule gives."""
         for key in session_keys:
-            found = self._tracker.derived_taint(SessionRef(realm, identity, key))
+            found = self._tracker.derived_taint(SessionRef(realm, identity, key, shares_key_with))
             if found is not None:
                 taint, reset = found
                 return derived_reason_text(taint.source, reset=reset)
@@ -282,15 +288,19 @@ class DerivedWriteGate:
     """The write gate of one write derived from sessions, as the store calls it.
 
     ``quarantine_reason(author, batch_kind, evidence)`` answers :meth:`LlmWriteGate.derived_reason`
-    for ``identity``'s ``session_keys`` in ``realm`` first, then the gate's own rules for the batch
+    for ``identity``'s ``session_keys`` in ``realm`` first (another identity's taint of a key counting as
+    ``shares_key_with`` admits: the writing caller's managed identities under ``[agent_memory]
+    shared_key_taint = "managed"``, every identity's when ``None``), then the gate's own rules for the batch
     (an LLM author's taint, an evidence ref's session), so the derived check only ever adds quarantine.
     It is asked inside the write's transaction, so taint recorded before the write commits counts."""
 
-    def __init__(self, gate: LlmWriteGate, identity: str, session_keys: Iterable[str], realm: str) -> None:
+    def __init__(self, gate: LlmWriteGate, identity: str, session_keys: Iterable[str], realm: str,
+                 shares_key_with: Callable[[str], bool] | None = None) -> None:
         self._gate = gate
         self._identity = identity
         self._session_keys = tuple(session_keys)
         self._realm = realm
+        self._shares = shares_key_with
 
     def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Iterable[Any] | None, *,
                           realm: str) -> str | None:
@@ -298,7 +308,8 @@ class DerivedWriteGate:
         gate was made for."""
         if realm != self._realm:  # pragma: no cover - the service builds the gate for the write's realm
             raise ValueError(f"derived write gate of realm {self._realm!r} asked about realm {realm!r}")
-        reason = self._gate.derived_reason(self._identity, self._session_keys, realm=realm)
+        reason = self._gate.derived_reason(self._identity, self._session_keys, realm=realm,
+                                           shares_key_with=self._shares)
         if reason is not None:
             return reason
-        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=realm)
+        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=realm, shares_key_with=self._shares)

@@ -234,15 +234,23 @@ class TaintTracker:
     def derived_taint(self, session: SessionRef) -> tuple[TaintState, bool] | None:
         """The taint content derived from ``session`` (key required) carries: ``(taint, reset)`` where
         ``reset`` says the session was tainted when a reset closed it (its taint lives on the reset mark),
-        or ``None`` when the session is clean, was reset clean, or is unknown. Only that identity's session
-        in that realm counts (session state is per realm, identity and session key)."""
+        or ``None`` when the session is clean, was reset clean, or is unknown, and no other identity's
+        session of the key that counts is tainted.
+
+        That identity's own session in that realm first (its live taint, then its reset mark); then
+        another identity's live taint of the key in the realm, by the rule of an LLM write naming the key
+        (:meth:`write_taint`): every identity's, or under ``[agent_memory] shared_key_taint = "managed"``
+        those ``session.shares_key_with`` admits, its source read as "another identity's session of this
+        key" (a host's summary of a context agents share carries what any of them read there, as their
+        ``memory`` tool writes do). The identity's other sessions and its pending taint never count."""
         live = self.state.session_taint(session.realm, session.identity, session.keyed())
         if live is not None:
             return live, False
         boundary = self.reset_boundary(session)
         if boundary is not None and boundary.prior_taint is not None:
             return boundary.prior_taint, True
-        return None
+        shared = self.state.key_taint(session.realm, session.identity, session.keyed(), session.shares_key_with)
+        return (shared, False) if shared is not None else None
 
     def current_session(self, identity: str, *, realm: str) -> str | None:
         """The session ``identity`` currently speaks from in ``realm``, if known."""

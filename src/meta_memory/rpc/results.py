@@ -396,7 +396,8 @@ class SessionResult(Result):
     #: pending one, or another identity's taint of the same key in the realm that counts for it.
     tainted: bool
     #: Content derived from the session (``derived_from_sessions``) would land quarantined: it is tainted
-    #: now, or a reset closed it tainted (the reset mark keeps that taint for derived writes).
+    #: now, or a reset closed it tainted (the reset mark keeps that taint for derived writes), or another
+    #: identity's session of the key that counts for the caller (``[agent_memory] shared_key_taint``) is.
     derived_tainted: bool = False
 
 

@@ -107,16 +107,20 @@ class AgentMemoryService:
             self._sink.emit_many(events)
 
     # -- writes ---------------------------------------------------------------------------------
-    def _derived(self, realm: str, identity: str,
-                 sessions: Sequence[str]) -> tuple[tuple[EvidenceRef, ...], DerivedWriteGate | None]:
-        """The evidence refs and bound gate of a write derived from ``sessions`` (none: ``((), None)``)."""
+    def _derived(self, realm: str, identity: str, sessions: Sequence[str],
+                 manages: Callable[[str, str], bool] | None,
+                 ) -> tuple[tuple[EvidenceRef, ...], DerivedWriteGate | None]:
+        """The evidence refs and bound gate of a write derived from ``sessions`` (none: ``((), None)``);
+        ``manages(realm, identity)`` narrows whose taint of a named key counts besides ``identity``'s own
+        (``None``: every identity's), the rule of the caller's ``memory`` tool writes."""
         if not sessions:
             return (), None
         if self.gate is None:
             raise AgentMemoryError("unsupported", "derived_from_sessions needs the firewall's write gate")
         keys = tuple(dict.fromkeys(sessions))
+        shares = None if manages is None else (lambda other: manages(realm, other))
         return (tuple(EvidenceRef(session_id=k) for k in keys),
-                DerivedWriteGate(self.gate, identity, keys, realm))
+                DerivedWriteGate(self.gate, identity, keys, realm, shares))
 
     def _expiry(self, ttl_s: int | None, field: str = "ttl_s") -> int | None:
         """``expires_at_ms`` of a caller's ``ttl_s`` (seconds from now, at most ``agent_memory.max_ttl_s``;
@@ -125,7 +129,8 @@ class AgentMemoryService:
 
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
                  derived_from_sessions: Sequence[str] = (), ttl_s: int | None = None, *,
-                 metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 metadata: Mapping[str, Any] | None = None,
+                 manages: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
         (``False`` when an active record with the same content was found instead), ``supersedes``
         and ``tags_added``: when that record lacked some of the given tags they were merged into a
@@ -134,15 +139,20 @@ class AgentMemoryService:
 
         ``derived_from_sessions`` names sessions of ``identity`` in ``realm`` the content was derived
         from (a host's own summary or notes of them): they are kept as the record's provenance
-        evidence, and when one is tainted, or was tainted when a reset closed it, the record lands
-        quarantined and the output carries ``quarantined`` (the reason).
+        evidence, and when one is tainted, or was tainted when a reset closed it, or another identity's
+        session of one of those keys in ``realm`` is tainted and counts, the record lands quarantined and
+        the output carries ``quarantined`` (the reason). Another identity's taint counts as it does for a
+        ``memory`` tool write from the key: every identity's when ``manages`` is ``None``, else only an
+        identity ``manages(realm, identity)`` admits (the caller manages its sessions, under
+        ``[agent_memory] shared_key_taint = "managed"``); its reason reads "another identity's session of
+        this key", never that identity's source.
 
         ``ttl_s`` (seconds, 1..``agent_memory.max_ttl_s``) sets the new record's ``expires_at_ms``; a
         duplicate found instead keeps its own expiry (the output's ``expires_at_ms`` says which).
         ``metadata``: the record's JSON object (not part of the content hash, so a duplicate
         keeps the stored record's metadata: change it with :meth:`update`)."""
         expires = self._expiry(ttl_s)
-        evidence, gate = self._derived(realm, identity, derived_from_sessions)
+        evidence, gate = self._derived(realm, identity, derived_from_sessions, manages)
         stored, created, merge = record_writes.remember_record(
             self.store, realm, identity, title, body, tags, evidence=evidence, gate=gate, expires_at_ms=expires,
             metadata=metadata)
@@ -163,7 +173,8 @@ class AgentMemoryService:
 
     def remember_batch(self, realm: str, identity: str,
                        records: Sequence[tuple[str, str, Sequence[str], int | None, Mapping[str, Any] | None]],
-                       derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
+                       derived_from_sessions: Sequence[str] = (), *,
+                       manages: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
         """Store ``records`` (``(title, body, tags, ttl_s, metadata)`` each, ``ttl_s`` and ``metadata``
         ``None`` for none) in ``identity``'s scope in one transaction. A ``ttl_s`` over
         ``agent_memory.max_ttl_s`` refuses the whole call naming ``records.<i>.ttl_s``; each result carries
@@ -178,12 +189,12 @@ class AgentMemoryService:
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
         the others commit. After the commit, each item emits the event :meth:`remember` would, in
         order. See :func:`~meta_memory.agent_memory.record_writes.remember_many`. ``derived_from_sessions``
-        applies to every record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
+        and ``manages`` apply to every record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
         items = [RememberItem(title, body, tuple(tags), metadata=metadata,
                               expires_at_ms=self._expiry(ttl_s, f"records.{i}.ttl_s"))
                  for i, (title, body, tags, ttl_s, metadata) in enumerate(records)]
-        evidence, gate = self._derived(realm, identity, derived_from_sessions)
+        evidence, gate = self._derived(realm, identity, derived_from_sessions, manages)
         outcomes = record_writes.remember_many(self.store, realm, identity, items, evidence=evidence, gate=gate)
         results: list[dict[str, Any]] = []
         events: list[tuple[str, dict[str, Any], str | None]] = []

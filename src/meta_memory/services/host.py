@@ -148,9 +148,10 @@ class HostService:
         """``{identity, session_key, tainted, derived_tainted}``: ``tainted``, whether the session's LLM
         writes carry taint (:meth:`_writes_tainted`); ``derived_tainted``, whether content derived from the
         session (``judged``, default ``session``; ``derived_from_sessions``) lands quarantined: that
-        identity's session is tainted now or a reset closed it tainted
+        identity's session is tainted now or a reset closed it tainted, or another identity's session of
+        the key that counts for the caller is tainted
         (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`, the rule the derived write's gate
-        applies; another identity's taint of the key is not part of it)."""
+        applies, the caller's ``shares_key_with`` as the session carries it)."""
         tainted = self._writes_tainted(session)
         judged = judged or session
         derived = judged.session_key is not None and self.firewall.tracker.derived_taint(judged) is not None
@@ -163,7 +164,8 @@ class HostService:
         Output ``{identity, session_key, tainted, derived_tainted}`` (``derived_tainted`` judged on the
         session the reset closed: its current one when ``session_key`` is ``None``)."""
         closed = session if session.session_key is not None else SessionRef(
-            session.realm, session.identity, self.firewall.tracker.current_session(session.identity, realm=session.realm))
+            session.realm, session.identity, self.firewall.tracker.current_session(session.identity, realm=session.realm),
+            session.shares_key_with)
         self.firewall.reset(session)
         self.injection.session_reset(session.identity, session.session_key, session.realm)
         return self._state(session, closed)

@@ -60,7 +60,8 @@ def caller_manages(runtime: "Runtime", ctx: CallContext) -> Callable[[str, str],
     control; then ``manages(realm, identity)``, whether the caller holds ``agent.session.manage`` on that
     identity, so an identity of another principal can neither hold these writes for review by tainting the
     same key nor learn through them whether it did (``docs/security.md``, "A write carries the taint of the
-    session it comes from"). The one rule of the ``memory`` tool's writes and a dream's harvests."""
+    session it comes from"). The one rule of the ``memory`` tool's writes, a write derived from sessions
+    (``derived_from_sessions``) and a dream's harvests."""
     access = runtime.access
     config = getattr(getattr(runtime, "agent_memory", None), "config", None)
     if not access.enabled or getattr(config, "shared_key_taint", None) != "managed":
@@ -100,11 +101,12 @@ def register(table: MethodTable) -> None:
                   available=on, unavailable_hint=agent_memory_off, result=RememberResult)
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
-        unless it names ``derived_from_sessions`` and one of them is tainted."""
+        unless it names ``derived_from_sessions`` and one of them is tainted (another identity's session of
+        a named key counting as for the caller's ``memory`` tool writes: :func:`caller_manages`)."""
         return runtime.need_agent_memory().service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
                                                      p.derived_sessions(lambda: runtime.access.digest_secret),
                                                      ttl_s=p.ttl_s,
-                                                     metadata=p.metadata)
+                                                     metadata=p.metadata, manages=caller_manages(runtime, ctx))
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
                   available=on, unavailable_hint=agent_memory_off,
@@ -113,7 +115,7 @@ def register(table: MethodTable) -> None:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.need_agent_memory().service.remember_batch(
             p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s, r.metadata) for r in p.records],
-            p.derived_sessions(lambda: runtime.access.digest_secret)
+            p.derived_sessions(lambda: runtime.access.digest_secret), manages=caller_manages(runtime, ctx)
         )
 
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,

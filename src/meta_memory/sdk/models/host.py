@@ -30,7 +30,8 @@ class SessionState(wire.SessionResult, OpenModel):
     (``[agent_memory] shared_key_taint``; so a reset leaves it ``True`` when that other taint, or an
     ``"unreported"`` posture, is still there);
     ``derived_tainted`` whether content derived from it (``derived_from_sessions``) would land
-    quarantined: tainted now, or closed tainted by a reset."""
+    quarantined: tainted now, closed tainted by a reset, or another identity's session of the key that
+    counts for it is tainted (as for ``tainted``)."""
 
     model_config = OPEN
 
