@@ -130,6 +130,7 @@ SLOW_MODULES = (
     "sdk/test_sdk_typing.py",
     "semantic/test_degraded_recall.py",
     "semantic/test_real_model.py",
+    "tool/test_tool_mob_recall.py",
     # measured over 9 s a module in a fast-tier run on 2 shared cores (load average about 4)
     "agent_memory/test_filtered_list_budget.py",
     "limits/test_memory_id_cap.py",

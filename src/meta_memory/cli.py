@@ -429,7 +429,8 @@ def _refuse_option(option: str, exc: ValueError) -> NoReturn:
 @realm_option("Realm of the session and of every write")
 @_config_option
 @click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
-@click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")
+@click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob; recall then also searches "
+                                           "the mob's shared records, which under [access] needs mob.memory.read on it).")
 @click.option("--url", default=None, callback=gateway_url_option,
               help="Forward to a running gateway (http://host:port) instead of opening --state-dir: the host's "
                    "meta/turn/tool_result calls to that gateway then taint this server's session.")

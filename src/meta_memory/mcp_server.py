@@ -106,7 +106,8 @@ class McpMemoryBridge:
             SDK handle's ``call``); raises ``MetaError`` on a refusal.
         identity: the calling agent's identity (every write is scoped to it).
         session_key: the session the calls come from (taint and the write gate follow it).
-        mob: the mob the agent runs in (``propose_to_mob`` needs one), or ``None``.
+        mob: the mob the agent runs in (``propose_to_mob`` needs one; ``recall`` then also searches the
+            mob's shared records, which under ``[access]`` needs ``mob.memory.read`` on it), or ``None``.
         realm: the realm of the session and of every write (``None``: the runtime's
             ``[agent_memory] realm``); named in every call, so taint recorded in that realm by the host
             gates this server's writes there.

@@ -161,6 +161,11 @@ def test_identity_requirements_are_realm_qualified() -> None:
                                              "arguments": {"action": "propose_to_mob"}}) == [
         ("agent.memory.write", x), *sight, session, ("mob.memory.propose", "mob:default/research")]
     assert _needs("meta/agent_memory/tool", {"identity": "x", "arguments": {"action": "recall"}}) == sight
+    # a recall naming the mob searches its records too: what lets a build list them
+    assert _needs("meta/agent_memory/tool", {"identity": "x", "realm": "hr", "mob": "research",
+                                             "arguments": {"action": "recall"}}) == [
+        ("agent.memory.read", "identity:hr/x"), ("agent.view", "identity:hr/x"),
+        ("mob.memory.read", "mob:hr/research")]
     assert _needs("meta/agent_memory/erase", {"identity": "x", "realm": "hr", "memory_id": "m"}) == [
         ("agent.memory.erase", "identity:hr/x")]
     assert [a for a, _ in _needs("meta/memory/quarantine/decide", {**PARAMS["meta/memory/quarantine/decide"],

@@ -193,6 +193,33 @@ def test_realm_session_and_mob_options(tmp_path: Path) -> None:
     assert (scope_kind, scope_key) == ("mob", "ops-team")
 
 
+def test_recall_with_mob_finds_the_mobs_records_the_build_index_lists(tmp_path: Path) -> None:
+    """``--mob`` names the mob in every call, so the model's recall reaches the mob's records (those a build
+    with that mob lists in its index); a server without ``--mob`` reads the identity's records alone."""
+    gw = start_gateway(tmp_path / "gw-state")
+    try:
+        proposed = gw.result("meta/agent_memory/tool", {
+            "identity": "agent:scout", "session_key": "scout-1", "mob": "research",
+            "arguments": {"action": "propose_to_mob", "title": "Quokka survey cadence",
+                          "body": "The quokka survey runs every second Tuesday."}})
+        decided = gw.result("meta/memory/proposals/decide", {
+            "proposal_id": proposed["text"].split(" as ", 1)[1].split(".", 1)[0], "action": "accept"})
+        build = gw.result("meta/turn/inject", {"identity": "agent:mcp-user", "surface": "build",
+                                               "mobs": ["research"]})
+        assert "Quokka survey cadence" in (build["text"] or "")
+
+        async def scenario(s: ClientSession) -> Any:
+            return await s.call_tool("memory", {"action": "recall", "query_text": "quokka survey cadence"})
+
+        found = run_mcp_command(scenario, "--identity", "agent:mcp-user", "--url", gw.url, "--mob", "research")
+        assert not found.is_error
+        assert [(r["memory_id"], r["mob"]) for r in json.loads(text(found))] == [(decided["record_id"], "research")]
+        alone = run_mcp_command(scenario, "--identity", "agent:mcp-user", "--url", gw.url)
+        assert not alone.is_error and text(alone) == "No matching memory records."
+    finally:
+        gw.stop()
+
+
 def test_recorder_tool_false_offers_no_tool_and_calls_are_tool_errors(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("[agent_memory]\nrecorder_tool = false\n", encoding="utf-8")

@@ -185,3 +185,37 @@ def test_a_model_cannot_write_a_record_the_langgraph_store_reads_as_an_item(
     assert [(r.memory_id, json.loads(r.body)["value"]) for r in active] == [(app.memory_id, {"role": "user"})]
     # other tags stay the model's to use
     assert not run(tool, action="remember", title="Note", body="a tag near the prefix", tags=["lgx", "l:g"]).is_error
+
+
+def test_recall_with_the_mob_reads_its_active_records_beside_the_identitys(
+    tool: RecorderTool, store: SqliteAgentMemoryStore, firewall: Firewall
+) -> None:
+    from meta_memory.review.model import Reviewer
+    from meta_memory.review.proposals import accept_proposal
+
+    own = stored_id(run(tool, action="remember", title="Quokka notes", body="Quokkas are fed at dawn.").text)
+    proposed = run(tool, mob="research", action="propose_to_mob", title="Quokka survey", body="The survey is on Tuesday.")
+    shared = accept_proposal(store, "default", proposed.text.split(" as ", 1)[1].split(".", 1)[0],
+                             Reviewer.operator("ana")).record_id
+    assert [r["memory_id"] for r in json.loads(run(tool, action="recall", query_text="quokka").text)] == [own]
+    both = json.loads(run(tool, mob="research", action="recall", query_text="quokka").text)
+    assert [(r["memory_id"], r.get("mob")) for r in both] == [(own, None), (shared, "research")]
+    assert [r["memory_id"] for r in json.loads(run(tool, mob="research", action="recall").text)] == [own, shared]
+    # another mob's records are not this one's
+    assert [r["memory_id"] for r in json.loads(run(tool, mob="ops", action="recall", query_text="quokka").text)] == [own]
+    # a store without mob recall answers an error, never the identity's records alone
+    bare = RecorderTool(_IdentityOnly(StoreRecorderOps(store, firewall.gate)))
+    refused = run(bare, mob="research", action="recall", query_text="quokka")
+    assert refused.is_error and "mob" in refused.text
+
+
+class _IdentityOnly:
+    """Recorder operations that can search the identity's scope alone (no ``recall_with_mob``)."""
+
+    def __init__(self, ops: StoreRecorderOps) -> None:
+        self._ops = ops
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - delegates every operation but mob recall
+        if name == "recall_with_mob":
+            raise AttributeError(name)
+        return getattr(self._ops, name)

@@ -50,7 +50,9 @@ class MemoryHost:
         handle: a :class:`~meta_memory.sdk.MetaHandle` (embedded, HTTP or stdio).
         realm: the realm of every call (``None``: the runtime's ``agent_memory.realm``): the session's
             taint, its injection and the ``memory`` tool's writes all live there.
-        mob: the mob the agent runs in (enables ``propose_to_mob``), or ``None``.
+        mob: the mob the agent runs in (enables ``propose_to_mob``; the build index lists its records and
+            the tool's ``recall`` searches them, so under ``[access]`` the handle needs ``mob.memory.read``
+            on it), or ``None``.
 
     Errors from the handle (``MetaError`` subclasses) propagate, except in
     :meth:`dispatch_memory_tool`, which always returns a tool result.

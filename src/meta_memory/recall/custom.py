@@ -12,7 +12,9 @@ terms (NFKC, casefolded, stopwords dropped, at most 64: the ones the bundled pro
 ``request.identity`` / ``request.realm`` the scope asked for, ``request.selection`` and
 ``request.max_entries`` the rest of the call. ``reader`` reads the caller's own scope only (the
 ACTIVE records of that identity in that realm): ``search(match, limit)``, ``active_records()``,
-``recent(limit)``, ``neighbours(anchors, span, window_ms)``. A provider answers with a
+``recent(limit)``, ``neighbours(anchors, span, window_ms)``; the ``memory`` tool's recall naming a
+mob runs the provider once more with the same request, its reader then reading that mob's active
+records (ids of the identity's records are dropped from that pass). A provider answers with a
 :class:`RecallOutcome` of :class:`ScoredRecord` values, best first; the record may be one the reader
 gave, or a :class:`RecordRef` (an id from the provider's own index). Three helpers share the
 runtime's tokeniser: :func:`normalise_terms` (a text's search terms), :func:`record_terms` (a

@@ -26,6 +26,7 @@ from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
+from ..tool.store_ops import interleave
 from .recall_reader import guarded_recall
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -282,11 +283,15 @@ class AgentMemoryService:
         return bool(getattr(self.provider, "stops_at_deadline", False)) and bool(
             getattr(self.store, "stops_at_deadline", False))
 
-    def _run_provider(self, request: RecallRequest) -> RecallOutcome[Any]:
-        scope = Scope.identity(request.realm, request.identity)
+    def _run_provider(self, request: RecallRequest, mob: str | None = None) -> list[RecallOutcome[Any]]:
+        """The provider's outcome over the identity's scope, then, with ``mob``, over that mob's scope of the
+        realm: one time box call, so both share the one ``recall_timeout_ms`` budget and recall slot."""
+        scopes = [Scope.identity(request.realm, request.identity)]
+        if mob is not None:
+            scopes.append(Scope.mob(request.realm, mob))
         timeout = int(self.config.recall_timeout_ms)
         try:
-            return self.timebox.call(lambda: self._guarded_recall(request, scope), timeout,
+            return self.timebox.call(lambda: [self._guarded_recall(request, scope) for scope in scopes], timeout,
                                      key=(request.realm, request.identity), inline=self._recall_stops_at_deadline())
         except ProviderTimeout:
             raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
@@ -295,7 +300,7 @@ class AgentMemoryService:
 
     def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
                query_terms: Sequence[str] | None, max_entries: int | None,
-               where: FilterNode | None = None) -> dict[str, Any]:
+               where: FilterNode | None = None, mob: str | None = None) -> dict[str, Any]:
         """Explicit recall. Output ``{records: [wire record...], skip_reason, degraded_reason?}``;
         ``skip_reason`` says why a contextual recall found nothing to search for (e.g. only stopwords);
         ``degraded_reason`` (present only then) why the provider answered with its fallback ranking, e.g.
@@ -304,7 +309,13 @@ class AgentMemoryService:
         Raises the provider's error, ``AgentMemoryError`` (reason ``timeout``) past the time budget, or
         ``CapacityExceeded`` (-32005, ``retry_after_ms``) when the identity's (or every) recall slot stayed
         taken for the whole budget. ``where``: a parsed metadata filter; the records are the provider's
-        best among the identity's records passing it (never the best, then filtered)."""
+        best among the identity's records passing it (never the best, then filtered).
+
+        ``mob``: also search that mob's scope of ``realm`` (the ``memory`` tool's recall for a member
+        of the mob; the caller has judged that it may read the mob). The same provider ranks each scope
+        apart, under the same rules (active records only: quarantined, forgotten, superseded and expired
+        ones never), and the records come interleaved, the identity's first, at most ``max_entries`` in
+        all; each of the mob's carries ``mob`` (its name). Only the records returned are marked recalled."""
         request = RecallRequest(
             identity=identity,
             realm=realm,
@@ -315,16 +326,22 @@ class AgentMemoryService:
             where=where,
         )
         try:
-            outcome = self._run_provider(request)
+            outcomes = self._run_provider(request, mob)
         except MetaError:
             raise
         except Exception as exc:  # a provider bug is still the provider's error, not ours
             raise AgentMemoryError("io", f"recall provider failed: {type(exc).__name__}") from exc
-        self.mark_recalled(realm, [s.record.memory_id for s in outcome.records])
-        out: dict[str, Any] = {"records": [s.record.wire() for s in outcome.records],
-                               "skip_reason": outcome.skip_reason}
-        if outcome.degraded_reason is not None:
-            out["degraded_reason"] = outcome.degraded_reason
+        outcome = outcomes[0]
+        if mob is None:
+            records = [s.record.wire() for s in outcome.records]
+        else:
+            shared = [{**s.record.wire(), "mob": mob} for s in outcomes[1].records]
+            records = interleave([s.record.wire() for s in outcome.records], shared, request.max_entries)
+        self.mark_recalled(realm, [r["memory_id"] for r in records])
+        out: dict[str, Any] = {"records": records, "skip_reason": outcome.skip_reason}
+        degraded = next((o.degraded_reason for o in outcomes if o.degraded_reason is not None), None)
+        if degraded is not None:
+            out["degraded_reason"] = degraded
         return out
 
     def mark_recalled(self, realm: str, ids: Sequence[str]) -> None:

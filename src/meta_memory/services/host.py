@@ -72,6 +72,16 @@ class QuarantineEventOps(StoreRecorderOps):
 
         return [SimpleNamespace(**r) for r in out["records"]]
 
+    def recall_with_mob(self, session: SessionRef, mob: str, query_text: str | None, selection: str,
+                        max_entries: int) -> Sequence[Any]:
+        """The identity's records and ``mob``'s of the session's realm through the configured recall provider,
+        under the same rules and one time budget (:meth:`AgentMemoryService.recall` with ``mob``); each of the
+        mob's carries ``mob``. The caller judged that the session's host may read the mob."""
+        out = self._service.recall(session.realm, session.identity, selection=selection, query_text=query_text,
+                                   query_terms=None, max_entries=max_entries, mob=mob)
+        rows: list[Any] = out["records"]
+        return rows
+
     def _quarantined(self, session: SessionRef, memory_id: str, reason: str) -> None:
         self._events.emit("memory.write.quarantined",
                           {"realm": session.realm, "record_id": memory_id, "author": f"agent:{session.identity}",

@@ -4,7 +4,10 @@
 :class:`ToolResult`. The scope is pinned to the calling session
 (:class:`~meta_memory.session_ref.SessionRef`: realm, identity, session key), which
 the host names: the schema has no field that names an identity, realm or scope,
-so arguments can never retarget a write. Every write carries agent authorship,
+so arguments can never retarget a write or a read. The host's ``mob`` (the mob the
+member runs in) is the one shared scope a call reaches: ``propose_to_mob`` queues a
+proposal for it, and ``recall`` searches it beside the identity's own records
+(:class:`RecallsMob`). Every write carries agent authorship,
 and the store's write gate decides, from that session's taint in that realm,
 whether it lands quarantined. Store failures become tool errors
 (``is_error=True`` carrying the error's message); :meth:`RecorderTool.dispatch`
@@ -43,7 +46,9 @@ from meta_memory.tool.args import (
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "NO_MATCHES_TEXT",
+    "NO_MOB_RECALL_TEXT",
     "NO_MOB_TEXT",
+    "RecallsMob",
     "RecorderOps",
     "RecorderTool",
     "ReportsDuplicates",
@@ -56,6 +61,7 @@ _log = logging.getLogger(__name__)
 
 NO_MATCHES_TEXT: Final = "No matching memory records."
 NO_MOB_TEXT: Final = "propose_to_mob is unavailable: this member is not running inside a mob"
+NO_MOB_RECALL_TEXT: Final = "recall of mob memory is unavailable: this memory store cannot search a mob's records"
 _AVAILABLE: Final = (
     "It becomes available to prompt assembly from the next build; this confirmation is your in-turn awareness of it."
 )
@@ -89,6 +95,8 @@ _PROPOSED: Final = (
     "Proposed to mob scope as {id}. A steward or operator must review and commit it before it becomes shared memory."
 )
 _RECALL_FIELDS: Final = ("memory_id", "title", "body", "tags", "updated_at_ms")
+#: What a recall row of a mob's shared memory carries besides: the mob's name.
+_MOB_FIELD: Final = "mob"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +181,21 @@ class RecorderOps(Protocol):
 
 
 @runtime_checkable
+class RecallsMob(Protocol):
+    """:class:`RecorderOps` that can also search a mob's shared memory: what ``recall`` runs when the call
+    names the mob the member runs in (without it, such a recall is a tool error, never the identity's records
+    alone)."""
+
+    def recall_with_mob(
+        self, session: SessionRef, mob: str, query_text: str | None, selection: str, max_entries: int
+    ) -> Sequence[Mapping[str, Any]]:
+        """Active records of the identity scope and of ``mob{session.realm, mob}``, each scope searched as
+        :meth:`RecorderOps.recall` searches the identity's (quarantined, forgotten, superseded and expired
+        records never), interleaved, at most ``max_entries``; each of the mob's rows carries ``mob``."""
+        ...
+
+
+@runtime_checkable
 class ReportsDuplicates(Protocol):
     """:class:`RecorderOps` that also tell a new record from an existing one: the recorder then says
     truthfully that a repeated remember changed nothing (without it every remember reads "Stored")."""
@@ -203,8 +226,12 @@ def _row(record: Any) -> dict[str, Any]:
     cannot pose as an injected block, a nonce marker or a memory header in the tool result)."""
     if isinstance(record, Mapping):
         row = {name: record.get(name) for name in _RECALL_FIELDS}
+        mob = record.get(_MOB_FIELD)
     else:
         row = {name: getattr(record, name, None) for name in _RECALL_FIELDS}
+        mob = getattr(record, _MOB_FIELD, None)
+    if isinstance(mob, str):
+        row[_MOB_FIELD] = mob  # a mob's record: the member may recall it, not update or forget it
     for name in ("title", "body"):
         text = row[name]
         if isinstance(text, str):
@@ -244,7 +271,8 @@ class RecorderTool:
 
         Args:
             session: the calling session (realm, logical identity, session key or ``None``).
-            mob: the mob the member runs in, or ``None`` (``propose_to_mob`` needs one).
+            mob: the mob the member runs in, or ``None`` (``propose_to_mob`` needs one; ``recall``
+                then searches that mob's shared memory too: the host judged that it may read it).
             arguments: the model's arguments (object or its JSON text).
 
         Returns:
@@ -307,7 +335,7 @@ class RecorderTool:
                 return ToolResult(_FORGOT.format(id=action.memory_id))
             return ToolResult(_NOT_FOUND.format(id=action.memory_id), is_error=True)
         if isinstance(action, RecallAction):
-            return self._recall(session, action)
+            return self._recall(session, mob, action)
         if isinstance(action, ProposeToMobAction):
             if not mob:
                 return ToolResult(NO_MOB_TEXT, is_error=True)
@@ -322,10 +350,16 @@ class RecorderTool:
             return f"{verb} memory {memory_id} — " + _QUARANTINED.format(reason=reason)
         return f"{verb} memory {memory_id}. {_AVAILABLE}"
 
-    def _recall(self, session: SessionRef, action: RecallAction) -> ToolResult:
+    def _recall(self, session: SessionRef, mob: str | None, action: RecallAction) -> ToolResult:
         limit = action.max_entries if action.max_entries is not None else self._max_entries
         limit = max(1, min(limit, MAX_MEMORY_ENTRIES))
-        rows = [_row(r) for r in self._ops.recall(session, action.query_text, action.selection, limit)][:limit]
+        if mob is None:
+            found = self._ops.recall(session, action.query_text, action.selection, limit)
+        elif isinstance(self._ops, RecallsMob):
+            found = self._ops.recall_with_mob(session, mob, action.query_text, action.selection, limit)
+        else:  # never the identity's records alone, as if the mob held none
+            return ToolResult(NO_MOB_RECALL_TEXT, is_error=True)
+        rows = [_row(r) for r in found][:limit]
         if not rows:
             return ToolResult(NO_MATCHES_TEXT)
         try:

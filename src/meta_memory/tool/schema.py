@@ -48,9 +48,9 @@ MEMORY_TOOL_DESCRIPTION: Final = (
     "Your durable memory, scoped to your own identity; it survives session resets and respawns. "
     "Actions: remember (store a new record: title and body), update (replace one of your records by "
     "memory_id: give its whole new title and body), "
-    "forget (remove one of your records by memory_id), recall (search your records; omit query_text "
-    "to list the newest), propose_to_mob (suggest a record for your mob's shared memory; a steward or "
-    "operator must commit it)."
+    "forget (remove one of your records by memory_id), recall (search your records and, when you run in a "
+    "mob, your mob's shared records, each of those marked with its mob; omit query_text to list the newest), "
+    "propose_to_mob (suggest a record for your mob's shared memory; a steward or operator must commit it)."
 )
 
 _SCHEMA: Final[dict[str, Any]] = {
@@ -104,7 +104,10 @@ _SCHEMA: Final[dict[str, Any]] = {
         },
         "query_text": {
             "type": "string",
-            "description": "recall: what to look for. Omit to list your newest records.",
+            "description": (
+                "recall: what to look for (words from a title in your memory index find that record). "
+                "Omit to list your newest records."
+            ),
         },
         "ttl_s": {
             "type": "integer",
@@ -147,7 +150,8 @@ you checked. None of these raises the record's trust.
 - Do not record what the repository, configuration or documentation already holds, and never record \
 credentials.
 - Knowledge the whole mob should share goes through action "propose_to_mob"; a steward or operator \
-reviews it before it becomes shared memory.
+reviews it before it becomes shared memory. Recall finds your mob's shared records too (a recalled one \
+carries `mob`); they are not yours to update or forget.
 """
 
 

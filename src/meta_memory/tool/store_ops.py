@@ -12,14 +12,17 @@ quarantine is held for review instead of applied
 
 Recall is injected (``recall``): a host passes its recall provider's selection.
 Without one, ``always`` lists the newest active records and ``contextual``
-runs the store's full-text search over the quoted query terms.
+runs the store's full-text search over the quoted query terms. ``recall_with_mob``
+adds the records of ``mob{realm, mob}``, read that way, interleaving them with the
+identity's (:func:`interleave`); a host whose ``recall`` reads through its recall
+provider overrides it to read the mob through the provider too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.expiry import expiry_from_ttl
@@ -43,12 +46,24 @@ from meta_memory.review.forgets import ForgetRequest, request_forget
 from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import RecordDraft
 
-__all__ = ["RecallFn", "StoreRecorderOps", "new_memory_record"]
+__all__ = ["RecallFn", "StoreRecorderOps", "interleave", "new_memory_record"]
 
 #: ``recall(session, query_text, selection, max_entries)`` -> rows or records of the session's identity scope.
 RecallFn = Callable[[SessionRef, "str | None", str, int], Sequence[Any]]
 
 _FRESH_WRITE = "fresh_write"
+
+T = TypeVar("T")
+
+
+def interleave(own: Sequence[T], shared: Sequence[T], limit: int) -> list[T]:
+    """``own`` and ``shared`` taken in turn, ``own`` first, each in its order, until ``limit`` (what a
+    recall over the identity's scope and a mob's answers: each scope ranked apart, neither crowding the
+    other out). The rest of the longer list follows once the shorter one runs out."""
+    out: list[T] = []
+    for i in range(max(len(own), len(shared))):
+        out.extend(rows[i] for rows in (own, shared) if i < len(rows))
+    return out[: max(0, limit)]
 
 
 def new_memory_record(draft: RecordDraft, author: Author) -> NewMemoryRecord:
@@ -93,6 +108,13 @@ def _row(record: Any) -> Any:
     if hasattr(record, "model_dump"):
         return record.model_dump()
     return record
+
+
+def _fields(row: Any) -> dict[str, Any]:
+    """The recall fields of one row (a mapping, or a record or view read by attribute)."""
+    if isinstance(row, Mapping):
+        return dict(row)
+    return {name: getattr(row, name, None) for name in ("memory_id", "title", "body", "tags", "updated_at_ms")}
 
 
 class StoreRecorderOps:
@@ -177,14 +199,29 @@ class StoreRecorderOps:
     ) -> Sequence[Mapping[str, Any]]:
         if self._recall is not None:
             return [_row(r) for r in self._recall(session, query_text, selection, max_entries)]
-        scope = self._scope(session)
+        return self._scope_rows(session.realm, self._scope(session), query_text, selection, max_entries)
+
+    def recall_with_mob(
+        self, session: SessionRef, mob: str, query_text: str | None, selection: str, max_entries: int
+    ) -> Sequence[Mapping[str, Any]]:
+        """The identity's records (:meth:`recall`) and those of ``mob{session.realm, mob}`` (each carrying
+        ``mob``; active records, searched as the store path of :meth:`recall` searches the identity's),
+        interleaved, at most ``max_entries``."""
+        own = [_fields(r) for r in self.recall(session, query_text, selection, max_entries)]
+        shared = [{**_fields(r), "mob": mob} for r in self._scope_rows(
+            session.realm, Scope.mob(session.realm, mob), query_text, selection, max_entries)]
+        return interleave(own, shared, max_entries)
+
+    def _scope_rows(self, realm: str, scope: Scope, query_text: str | None, selection: str,
+                    max_entries: int) -> list[Any]:
+        """Active records of ``scope``: the full-text search of ``query_text`` (contextual) or the newest."""
         if selection == "contextual":
             expression = match_expression(query_text)
             if expression is None:
                 return []
-            return [_row(r) for r, _score in self._store.search(session.realm, scope, expression, max_entries)]
+            return [_row(r) for r, _score in self._store.search(realm, scope, expression, max_entries)]
         records = sorted(
-            self._store.active_records(session.realm, scope), key=lambda r: (r.updated_at_ms, r.created_at_ms),
+            self._store.active_records(realm, scope), key=lambda r: (r.updated_at_ms, r.created_at_ms),
             reverse=True,
         )
         return [_row(r) for r in records[:max_entries]]

@@ -186,12 +186,16 @@ class ToolParams(SessionParams):
           "agent.memory.delete + read + view; any other => agent.memory.write + read + view (a reply tells what "
           "the identity holds); every action but recall also agent.session.manage (it passes the session's write "
           "gate, whose verdict its reply tells); propose_to_mob with a mob also mob.memory.propose on that mob; "
+          "recall with a mob also mob.memory.read on that mob (it searches the mob's records too); "
           "all in the call's realm",
           entry=[["agent.memory.read"], ["agent.view"]])
 def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     res = identity_resource(p, resources)
     if p.action == "recall":
-        return [Requirement(a, res) for a in SIGHT]
+        needs = [Requirement(a, res) for a in SIGHT]
+        if p.mob:  # the mob's records too: what lets inject list them (a build's mob section)
+            needs.append(Requirement("mob.memory.read", resources.mob(p.realm, p.mob)))
+        return needs
     # a write's reply names the session's taint ("QUARANTINED (session tainted by ...)", a held forget's
     # reason): it needs what reading that taint needs, as a remember naming derived_from_sessions does
     action = "agent.memory.delete" if p.action == "forget" else "agent.memory.write"
@@ -331,8 +335,11 @@ def register(table: MethodTable) -> None:
         lands there, and access control judges ``<realm>/<identity>``: every action needs read + view
         there (a reply tells what the identity holds), every action but ``recall`` also its write or
         delete grant and ``agent.session.manage`` (a reply tells the session's taint), and
-        ``propose_to_mob`` ``mob.memory.propose`` on the target mob of that realm (declared in
-        ``_tool_requires``, docs/access.md "Writing needs reading"): -32030 otherwise, and nothing is
-        written or queued.
+        ``propose_to_mob`` ``mob.memory.propose`` on the target mob of that realm, and ``recall`` with a
+        ``mob`` ``mob.memory.read`` on that mob (declared in ``_tool_requires``, docs/access.md "Writing
+        needs reading"): -32030 otherwise, and nothing is written, queued or read.
+
+        ``recall`` with a ``mob`` searches the identity's records and that mob's (the records a build's
+        ``mobs`` lists in its index), each under the identity recall's rules: active records only.
         """
         return host(runtime).dispatch_tool(session(runtime, ctx, p), p.mob, p.arguments)
