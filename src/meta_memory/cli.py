@@ -79,8 +79,27 @@ def _one_line(text: str) -> str:
     return one_line(text)
 
 
+def _json_logs() -> bool:
+    """Whether log lines are JSON (``serve --log-format json``): then every line on stderr is a JSON object."""
+    from .observability.logs import JsonFormatter
+
+    return any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers)
+
+
+def _say(message: str, *, level: int = logging.INFO, prefix: str = "") -> None:
+    """A note on stderr: ``prefix`` and ``message`` as text, or ``message`` as a log line of
+    ``meta_memory.gateway`` when log lines are JSON."""
+    if _json_logs():
+        logging.getLogger("meta_memory.gateway").log(level, "%s", message)
+    else:
+        click.echo(prefix + message, err=True)
+
+
 def _fail(exc: Exception) -> None:
-    click.echo(f"meta-memory: {_one_line(str(exc))}", err=True)
+    if _json_logs():  # a refusal to start is one JSON line too, like every other line on stderr
+        logging.getLogger("meta_memory.gateway").error("%s", str(exc))
+    else:
+        click.echo(f"meta-memory: {_one_line(str(exc))}", err=True)
     sys.exit(1)
 
 
@@ -200,8 +219,12 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     from .server.perimeter import is_wildcard_bind
     from .server.run import TlsFiles, base_url, build_server, check_tls, listen, serve_http
 
+    if log_format == "json":  # from the first line: a refusal to start is a JSON line as well
+        from .observability.logs import configure_logging
+
+        configure_logging("json")
     if (ssl_certfile is None) != (ssl_keyfile is None):
-        click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
+        _say("--ssl-certfile and --ssl-keyfile go together", level=logging.ERROR, prefix="meta-memory: ")
         sys.exit(2)
     tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
     try:
@@ -248,10 +271,10 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     click.echo(f"meta-memory gateway listening on {url} (state dir {state_dir.resolve()})", err=False)
     if is_wildcard_bind(host):
         # a wildcard listens on every address but is no host name the perimeter serves: show a loopback URL
-        click.echo(f"console: {base_url(sock, _loopback_of(sock), tls)}/console/ (other names this host is reached "
-                   "by need [gateway] allowed_hosts)", err=True)
+        _say(f"console: {base_url(sock, _loopback_of(sock), tls)}/console/ (other names this host is reached "
+             "by need [gateway] allowed_hosts)")
     else:
-        click.echo(f"console: {url}/console/", err=True)
+        _say(f"console: {url}/console/")
     # startup notes go through logging: one JSON object per line under --log-format json
     startup = logging.getLogger("meta_memory.gateway")
     if runtime.agent_memory is not None:

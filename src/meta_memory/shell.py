@@ -236,13 +236,33 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
         handle.close()
 
 
+def _check_realm_held(runtime: Any, realm: str) -> None:
+    """Refuse (``-32602``, field ``realm``) a read on the operator's own state directory that named a realm
+    holding nothing there, as ``export --realm`` does, rather than answer "0 records" from a mistyped name.
+    Asked once the read ran (a read creates no realm), so a name the read refused by its own rule is
+    refused as it was; the realm a call naming none reads (``[agent_memory] realm``) is never refused. Over
+    ``--url`` nothing is asked: the gateway's empty answer is kept, since telling a caller which realms
+    exist would make every read an existence check under access control."""
+    from .agent_memory.realm_list import no_such_realm
+    from .errors import InvalidParams
+
+    feature = runtime.agent_memory
+    store = feature.store if feature is not None else None
+    if store is None or realm == runtime.default_realm:
+        return
+    held = store.list_realms()
+    if realm not in held:
+        raise InvalidParams(no_such_realm(realm, held), "realm")
+
+
 def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], None], *,
-         creates: bool = False, wire: Callable[[Any], Any] | None = None) -> None:
+         creates: bool = False, wire: Callable[[Any], Any] | None = None, reads_realm: str | None = None) -> None:
     """Run ``call(handle)``; print its result (table, or JSON: ``wire(result)`` when given, else the result
     as JSON); map every failure to exit code 1 (with ``--json``, also a ``{"error": {...}}`` object on
     stdout: the gateway's error as it answered). Notes a command added to a refusal
     (``BaseException.add_note``) follow it on stderr, one line each. ``creates``: the command is a write
-    that may start a missing ``--state-dir``."""
+    that may start a missing ``--state-dir``. ``reads_realm``: the realm a read names (``--realm``), refused on a
+    ``--state-dir`` where it holds nothing (:func:`_check_realm_held`)."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
     from .sdk.transport import GatewayUnreachable
@@ -250,6 +270,8 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
     try:
         with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"], creates=creates) as handle:
             result = call(handle)
+            if reads_realm is not None and ctx["state_dir"] is not None:
+                _check_realm_held(handle.runtime, reads_realm)
     except MetaError as exc:
         refused(exc, ctx)
     except (GatewayUnreachable, StartupError) as exc:
@@ -490,7 +512,7 @@ def recall_command(query_text: str, max_entries: int | None, filter_: str | None
         return out
 
     _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=max_entries,
-                                                     filter=flt), show, wire=wire)
+                                                     filter=flt), show, wire=wire, reads_realm=realm)
 
 
 @click.command("forget")
@@ -695,7 +717,7 @@ def list_command(limit: int | None, tags: tuple[str, ...], filter_: str | None, 
             click.echo(one_line(f"meta-memory: {more(out[1])}"), err=True)
         return out[0]
 
-    _run(_ctx(**kw), matching, show_records, wire=wire)
+    _run(_ctx(**kw), matching, show_records, wire=wire, reads_realm=realm)
 
 
 @click.command("erase")

@@ -4,6 +4,7 @@ the table shows is refused as unknown."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -103,3 +104,31 @@ def test_every_option_a_command_takes_is_in_its_row() -> None:
                         and not names & shown:
                     missing.setdefault(name, []).append(sorted(names)[-1])
     assert missing == {}
+
+
+def test_the_export_rows_move_to_another_installation_runs_as_printed_and_verifies(tmp_path: Path) -> None:
+    """The export row's example of moving memory to another installation, run as printed (``OLD`` and ``NEW``
+    the two state directories): it exits 0 and the import says the file verified, nothing downgraded."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    [row] = [line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| `meta-memory export ")]
+    [example] = [span for span in re.findall(r"`([^`]*)`", row) if "meta-memory import" in span]
+    cli = f"{shlex.quote(sys.executable)} -m meta_memory.cli"
+    old, new = tmp_path / "old", tmp_path / "new"
+    seeded = subprocess.run([sys.executable, "-m", "meta_memory.cli", "remember", "moved", "a record to move",
+                             "--identity", "lead:main", "--state-dir", str(old)], capture_output=True, text=True,
+                            timeout=120)
+    assert seeded.returncode == 0, seeded.stderr
+    command = re.sub(r"\bOLD\b", shlex.quote(str(old)), re.sub(r"\bNEW\b", shlex.quote(str(new)), example))
+    command = command.replace("meta-memory ", cli + " ")
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ})
+    assert done.returncode == 0, (example, done.stdout, done.stderr)
+    said = done.stdout + done.stderr
+    assert "file verified" in said and "0 downgraded" in said, said
+    listed = subprocess.run([sys.executable, "-m", "meta_memory.cli", "list", "--identity", "lead:main",
+                             "--state-dir", str(new), "--json"], capture_output=True, text=True, timeout=120)
+    assert [r["title"] for r in json.loads(listed.stdout)] == ["moved"], listed.stderr

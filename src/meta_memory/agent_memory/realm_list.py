@@ -38,7 +38,7 @@ from typing import Protocol
 
 from meta_memory.errors import AgentMemoryError, InvalidParams
 
-__all__ = ["RealmCreationJudge", "is_served", "realm_cap_refusal", "realm_creation_judged_by",
+__all__ = ["NAMED_REALMS", "RealmCreationJudge", "is_served", "no_such_realm", "realm_cap_refusal", "realm_creation_judged_by",
            "refuse_realm_creation", "unlisted_realm_rule", "refuse_unlisted_realm", "served_realms"]
 
 log = logging.getLogger(__name__)
@@ -116,3 +116,19 @@ def refuse_unlisted_realm(realms: Collection[str] | None, realm: str) -> None:
 def served_realms(realms: Collection[str] | None, held: Iterable[str]) -> list[str]:
     """The realms of ``held`` (a backend's, in its order) that the allow-list ``realms`` lists (``None``: all)."""
     return list(held) if realms is None else [r for r in held if is_served(realms, r)]
+
+
+#: How many realm names :func:`no_such_realm` lists before "and N more" (an installation may hold thousands).
+NAMED_REALMS = 20
+
+
+def no_such_realm(realm: str, held: list[str]) -> str:
+    """What an operator is told when ``realm`` holds nothing here: the realm and the first
+    :data:`NAMED_REALMS` of the realms ``held``, then how many more. Told by an export naming the realm
+    (offline, or ``meta/storage/export``: an ``operator.backup`` grant, which copies every realm anyway)
+    and by ``list``/``recall`` on a ``--state-dir`` (whoever reads the directory sees its files). Never by
+    a memory read over RPC: there an empty answer tells a caller nothing of which realms exist."""
+    named = ", ".join(held[:NAMED_REALMS]) or "none"
+    if len(held) > NAMED_REALMS:
+        named += f" and {len(held) - NAMED_REALMS} more"
+    return f"realm '{realm}' holds no agent memory here (realms: {named})"

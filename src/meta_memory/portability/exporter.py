@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..agent_memory.model import Scope
+from ..agent_memory.realm_list import no_such_realm
 from ..agent_memory.store.base import AgentMemoryStore
 from ..errors import AgentMemoryError
 from ..identity import parse_identity
@@ -88,7 +89,7 @@ def export_jsonl(
     realms = store.list_realms() if store is not None else []
     if realm is not None:
         if realm not in realms:
-            raise ValueError(f"realm '{realm}' holds no agent memory here (realms: {', '.join(realms) or 'none'})")
+            raise ValueError(no_such_realm(realm, realms))
         realms = [realm]
     summary = ExportSummary(key_id=signer.key.key_id)
     if store is not None and realm is None:

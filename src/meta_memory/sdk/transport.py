@@ -22,7 +22,7 @@ import time
 import weakref
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import httpcore
@@ -72,11 +72,12 @@ class GatewayUnreachable(ConnectionError):
     """The gateway could not be reached (refused, reset, timed out), or did not answer a call it was sent.
     ``url`` names it.
 
-    ``maybe_tls``: the URL is ``http://`` and the server closed the connection without an answer, what a
-    gateway serving HTTPS (``serve --ssl-certfile``) does to plain HTTP; the message then says to try
-    ``https://``. Only when ``speaks_http`` is false: a caller that knows the URL answers plain HTTP (it
-    has had answers from it, or nothing listens there any more) passes ``speaks_http=True``, and the
-    closed connection is then a gateway stopped or restarted in the middle of the call (``unanswered``).
+    ``maybe_tls``: the URL is ``http://``, the server closed the connection without an answer (what a
+    gateway serving HTTPS, ``serve --ssl-certfile``, does to plain HTTP) and the caller found TLS there
+    (``tls_seen``: a TLS handshake with the same host and port got a TLS server's reply); the message then
+    says to try ``https://``. Never when ``speaks_http`` is true (the URL has answered plain HTTP before).
+    A closed connection without that evidence (a listener that hangs up, a gateway stopped or restarted
+    in the middle of the call) is ``unanswered``: the gateway closed the connection without answering.
 
     ``unanswered``: the connection was made and the request sent, but no answer came within ``timeout_s``
     seconds (an ``httpx.ReadTimeout``), or the gateway closed the connection without answering: the call
@@ -84,9 +85,9 @@ class GatewayUnreachable(ConnectionError):
     (a connect failure or connect timeout keeps that)."""
 
     def __init__(self, url: str, cause: Exception, timeout_s: float | None = None, *,
-                 speaks_http: bool = False) -> None:
+                 speaks_http: bool = False, tls_seen: bool = False) -> None:
         dropped = _dropped(cause)
-        self.maybe_tls = url.startswith("http://") and dropped and not speaks_http
+        self.maybe_tls = url.startswith("http://") and dropped and tls_seen and not speaks_http
         self.untrusted_certificate = url.startswith("https://") and _certificate_refused(cause)
         self.unanswered = isinstance(cause, httpx.ReadTimeout) or (dropped and not self.maybe_tls)
         if self.unanswered:
@@ -162,36 +163,57 @@ def failure_reason(cause: BaseException, timeout_s: float | None) -> str:
     return str(cause).rstrip(".") or type(cause).__name__
 
 
-def _accepting(url: str) -> bool:
-    """Whether something accepts TCP connections at ``url``'s host and port now (one connect, at most 1 s)."""
+#: What :func:`_probe` finds at a URL's host and port.
+Found = Literal["tls", "other", "nothing"]
+
+
+def _probe(url: str) -> Found:
+    """What answers at ``url``'s host and port now (one connect and one TLS handshake, at most 1 s each):
+    ``"tls"`` when a TLS server replies to a handshake (it completes, or the server answers with a TLS
+    alert: it wants a client certificate, shares no cipher), ``"other"`` when something accepts connections
+    but no TLS server replies (it hangs up, answers plain bytes, or says nothing), ``"nothing"`` when
+    nothing accepts them. The certificate is not checked: the probe only asks whether TLS is spoken."""
     import socket
+    import ssl
 
     target = httpx.URL(url)
     port = target.port or (443 if target.scheme == "https" else 80)
     try:
-        with socket.create_connection((target.host, port), timeout=1.0):
-            return True
+        sock = socket.create_connection((target.host, port), timeout=1.0)
     except OSError:
-        return False
+        return "nothing"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with context.wrap_socket(sock):
+            return "tls"
+    except ssl.SSLError as exc:  # the server's TLS alert is TLS spoken; plain bytes read as a bad record are not
+        return "tls" if "ALERT" in str(exc.reason or "").upper() else "other"
+    except OSError:  # closed, reset, or silent for the whole second
+        return "other"
+    finally:
+        sock.close()
 
 
 def _probes(url: str, exc: Exception, answered: bool) -> bool:
-    """Whether the error of ``exc`` depends on whether something still accepts connections at ``url``: an
+    """Whether the error of ``exc`` depends on what answers at ``url`` (:func:`_probe`): an
     ``http://`` connection closed without an answer, from a URL that has not answered its client."""
     return not answered and url.startswith("http://") and _dropped(exc)
 
 
 def transport_failure(url: str, exc: Exception, timeout_s: float | None, *, answered: bool,
-                      accepting: bool | None = None) -> GatewayUnreachable:
+                      found: Found | None = None) -> GatewayUnreachable:
     """The error of a JSON-RPC call to ``url`` that failed in transport (``exc``, an httpx error).
 
     A connection closed without an answer reads as an HTTPS gateway asked over plain HTTP (``maybe_tls``)
-    only while nothing says otherwise: once ``url`` has ``answered`` this client, or when nothing accepts
-    connections there any more (the gateway stopped in the middle of the call; probed here unless
-    ``accepting`` gives the answer), it is a call that may or may not have been applied (``unanswered``)."""
-    if accepting is None:
-        accepting = _accepting(url) if _probes(url, exc, answered) else True
-    return GatewayUnreachable(url, exc, timeout_s, speaks_http=answered or not accepting)
+    only when a TLS server answers there (:func:`_probe`, run here unless ``found`` gives its answer) and
+    ``url`` has not ``answered`` this client before. Otherwise (a listener that hangs up, the gateway
+    stopped or restarted in the middle of the call) it is a call the gateway closed without answering,
+    which may or may not have been applied (``unanswered``)."""
+    if found is None:
+        found = _probe(url) if _probes(url, exc, answered) else "other"
+    return GatewayUnreachable(url, exc, timeout_s, speaks_http=answered, tls_seen=found == "tls")
 
 
 def _certificate_refused(cause: BaseException) -> bool:
@@ -676,9 +698,10 @@ class AsyncHttpTransport(_HttpCalls):
         except TimeoutError:
             raise self._late(stage) from None
         except httpx.TransportError as exc:
-            # the probe's connect runs off the event loop
-            accepting = await asyncio.to_thread(_accepting, self.url) if _probes(self.url, exc, self._answered) else True
-            raise transport_failure(self.url, exc, self.timeout_s, answered=self._answered, accepting=accepting) from None
+            # the probe's connect and handshake run off the event loop
+            found: Found = (await asyncio.to_thread(_probe, self.url) if _probes(self.url, exc, self._answered)
+                            else "other")
+            raise transport_failure(self.url, exc, self.timeout_s, answered=self._answered, found=found) from None
         return self._decode(resp, body.content())
 
     async def aclose(self) -> None:

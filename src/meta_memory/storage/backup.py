@@ -13,7 +13,8 @@ as its own and shows a reader the same session-key digests.
 
 The copy is written to a hidden sibling (``.<name>.partial-<hex>``) and renamed to ``dest`` once
 every file is written, checked (``PRAGMA quick_check``) and synced: a failed backup leaves nothing
-at ``dest``, and removes its working copy. A backup that is killed (``kill -9``, a machine that stops)
+at ``dest``, and removes its working copy. A database that cannot be copied (a file where one is kept without
+SQLite's header, or one SQLite finds malformed) fails the backup, naming the file (:class:`DamagedSource`). A backup that is killed (``kill -9``, a machine that stops)
 cannot remove it: the working copy stays beside ``dest``. So a backup holds an exclusive ``flock`` on
 its working directory for as long as it writes it (the kernel drops it when the process dies), and
 every backup first removes, from the directory it writes into, the working copies no backup holds any
@@ -50,7 +51,15 @@ from ..errors import ValueRuleBroken
 from ..limits import MAX_FILE_NAME_BYTES, MAX_PATH_BYTES
 from ..textfold import is_invisible
 from .keys import is_key_file
-from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
+from .layout import (
+    AGENT_MEMORY_DIR,
+    LEDGER_FILE,
+    LEDGER_STAGE_FILE,
+    LEGACY_AGENT_MEMORY_DIR,
+    PREDECESSOR_STAGE_FILE,
+    REALM_DB_SUFFIX,
+    decode_path_segment,
+)
 from .lock import LOCK_FILE
 from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES, create_private_file
 from .sqlite_uri import file_uri
@@ -58,7 +67,7 @@ from .sqlite_uri import file_uri
 if TYPE_CHECKING:  # pragma: no cover
     from ..ledger.ledger import AssertionLedger
 
-__all__ = ["MANIFEST_FILE", "MAX_DEST_NAME_BYTES", "STALE_PARTIAL_AGE_S", "BackupError", "BackupReport", "backup_state",
+__all__ = ["MANIFEST_FILE", "MAX_DEST_NAME_BYTES", "STALE_PARTIAL_AGE_S", "BackupError", "BackupReport", "DamagedSource", "backup_state",
            "check_backup_dest", "check_dest_text", "remove_stale_partials", "stale_partials"]
 
 MANIFEST_FILE = "backup-manifest.json"
@@ -84,8 +93,15 @@ PARTIAL_MARKER = ".meta-memory-backup-in-progress"
 #: How long a working copy no backup holds must be untouched before it counts as left by a killed backup
 #: (seconds): longer than the instant between a backup's ``mkdir`` of it and its lock on it.
 STALE_PARTIAL_AGE_S = 60.0
+#: The names a database has at the root of the state directory (``session-state.db``, ``events.sqlite3``).
+_ROOT_DB_SUFFIXES = (".db", ".sqlite3")
 #: The longest suffix SQLite adds to a database's name while the copy is written (its rollback journal).
 _JOURNAL_SUFFIX = "-journal"
+
+
+class DamagedSource(OSError):
+    """A database of the state directory that cannot be copied: its header is not SQLite's, or SQLite finds
+    it malformed. The message names the file (and the realm whose database it is); nothing is written."""
 
 
 class BackupError(ValueRuleBroken):
@@ -245,8 +261,42 @@ def _is_sqlite(path: Path) -> bool:
         return False
 
 
+def _database_name(rel: Path) -> str | None:
+    """What ``rel`` (relative to the state directory) is when it lies where the state directory keeps a
+    database: ``"the database of realm 'ops' (agent-memory/ops.sqlite3)"``, ``"the database
+    session-state.db"``; ``None`` elsewhere."""
+    parts = rel.parts
+    if len(parts) == 1 and rel.name.endswith(_ROOT_DB_SUFFIXES):
+        return f"the database {rel.as_posix()}"
+    if len(parts) == 2 and parts[0] in (AGENT_MEMORY_DIR, LEGACY_AGENT_MEMORY_DIR) and rel.name.endswith(REALM_DB_SUFFIX):
+        realm = decode_path_segment(rel.name[:-len(REALM_DB_SUFFIX)])
+        return f"the database of realm {realm!r} ({rel.as_posix()})"
+    return None
+
+
+def _damaged(rel: Path, what: str) -> DamagedSource:
+    """The refusal of a backup whose source database ``rel`` is damaged (``what``: SQLite's word, or the header)."""
+    name = _database_name(rel) or f"the database {rel.as_posix()}"
+    return DamagedSource(f"{name} cannot be copied ({what}): it is damaged or not a SQLite database, and a backup "
+                         "copies only databases that pass SQLite's checks. Nothing was written. Run `meta-memory "
+                         "doctor` on the state directory and restore the file from an earlier backup")
+
+
+def _source_error(rel: Path, exc: sqlite3.DatabaseError) -> OSError:
+    """SQLite's error on the source database ``rel``, naming it: damage (malformed, not a database) is
+    :func:`_damaged`; an operational failure (locked, I/O, disk full) says so as it is."""
+    if isinstance(exc, sqlite3.OperationalError):
+        name = _database_name(rel) or f"the database {rel.as_posix()}"
+        return OSError(f"copying {name} failed: {exc}")
+    return _damaged(rel, str(exc))
+
+
 def _inventory(state_dir: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """``(databases, key files, other files)`` under ``state_dir`` (relative paths; links are not followed)."""
+    """``(databases, key files, other files)`` under ``state_dir`` (relative paths; links are not followed).
+
+    Raises :class:`DamagedSource` for a file where a database is kept (a realm's, ``session-state.db``,
+    ``events.sqlite3``) that is not empty and lacks SQLite's header: it would otherwise be copied as a
+    plain file, and the backup would hold the damage as if it were data."""
     databases: list[Path] = []
     keys: list[Path] = []
     others: list[Path] = []
@@ -261,8 +311,22 @@ def _inventory(state_dir: Path) -> tuple[list[Path], list[Path], list[Path]]:
                 continue
             if rel == Path(LEDGER_FILE):
                 continue  # read under the ledger's lock
-            (keys if is_key_file(rel) else databases if _is_sqlite(path) else others).append(rel)
+            if is_key_file(rel):
+                keys.append(rel)
+            elif _is_sqlite(path):
+                databases.append(rel)
+            elif _database_name(rel) is not None and _size(path) > 0:  # an empty file is an empty database
+                raise _damaged(rel, "its header is not SQLite's: the file is not a database")
+            else:
+                others.append(rel)
     return databases, keys, others
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _read_key(path: Path) -> bytes:
@@ -313,7 +377,7 @@ def _copy_database(src: sqlite3.Connection, target: Path) -> int:
         dst.execute("PRAGMA journal_mode=DELETE").fetchone()
         verdict = dst.execute("PRAGMA quick_check").fetchone()
         if verdict is None or verdict[0] != "ok":
-            raise OSError(f"the copy of {target.name} fails SQLite's quick check: {verdict[0] if verdict else '?'}")
+            raise sqlite3.DatabaseError(f"its copy fails SQLite's quick check: {verdict[0] if verdict else '?'}")
     finally:
         dst.close()
     _fsync(target)
@@ -344,7 +408,10 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
     held: int | None = None  # the lock on the working copy: held until it is renamed or removed
     try:
         for rel in databases:
-            pinned.append((rel, _pin(state_dir / rel)))
+            try:
+                pinned.append((rel, _pin(state_dir / rel)))
+            except sqlite3.DatabaseError as exc:
+                raise _source_error(rel, exc) from None
         if ledger is not None:
             ledger_bytes = ledger.file_snapshot()
         else:
@@ -362,7 +429,10 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         _private_write(partial / PARTIAL_MARKER, b"")
         for rel, conn in pinned:
             _private_parents(partial, rel)
-            size = _copy_database(conn, partial / rel)
+            try:
+                size = _copy_database(conn, partial / rel)
+            except sqlite3.DatabaseError as exc:
+                raise _source_error(rel, exc) from None
             conn.close()
             report.files.append({"path": rel.as_posix(), "kind": "sqlite", "bytes": size})
         pinned.clear()
