@@ -675,3 +675,4 @@ def test_a_built_realm_keeps_dense_score_arrays_within_a_share_of_the_budget(tmp
         index = store.lexical_index._ready[REALM]
         assert index.dense_limit == min(int(budget * lexical_index.DENSE_SHARE), budget - index.nbytes())
         assert 0 < index.dense_limit <= budget * lexical_index.DENSE_SHARE
+        assert index.dense_bytes <= index.dense_limit

@@ -27,9 +27,9 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   only at the remaining candidates, which drop out as soon as they can no longer reach it. Each
   candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
   exhaustive one bit for bit (``tests/recall/test_index_pruning.py``). The phrases held by a quarter of
-  the rows or more keep their per-row scores as one array over every slot once a second search at the
-  same version of the scope meets them (:data:`DENSE_MIN_SHARE`, within :data:`DENSE_SHARE` of the
-  budget), so their shares at the candidates are read by slot, not by binary search.
+  the rows or more keep their per-row scores as one array over every slot from the realm's build until
+  a row of the scope changes (:data:`DENSE_MIN_SHARE`, within :data:`DENSE_SHARE` of the budget), so
+  their shares at the candidates are read by slot, not by binary search.
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
 query term (a byte per posting, handed to re-ranking as one table for all candidates,
@@ -172,18 +172,18 @@ PREPARE_ALL_POSTINGS = 500_000
 #: compute later.
 PREPARE_SHARE = 0.5
 
-#: A term whose postings in a scope number at least this share of the realm's slots has its per-row scores kept as
-#: one array over every slot (:meth:`_RealmIndex._dense`; at most ``1 / DENSE_MIN_SHARE`` times the bytes of its
-#: scores kept per posting) once a second search at the same version of the scope looks it up at many candidates:
+#: A term whose postings in a realm's largest scope number at least this share of the realm's slots has its
+#: per-row scores kept as one array over every slot when the realm is built (:meth:`_RealmIndex.prepare_dense`; at
+#: most ``1 / DENSE_MIN_SHARE`` times the bytes of its scores kept per posting), until a row of the scope changes:
 #: the candidates' shares are then read by their slots, with no binary search into postings held by a quarter to
 #: all of the rows (about 2-8 ms of the heaviest queries at a million rows), and an essential term is summed into
 #: the accumulator as one contiguous array.
 DENSE_MIN_SHARE = 0.25
-#: Candidates from which a term's shares are read from its dense array (made when missing and allowed); fewer are
-#: looked up by binary search, cheaper than making the array.
+#: Candidates from which a term's shares are read from its dense array; fewer are looked up by binary search, as
+#: cheap.
 DENSE_MIN_CANDIDATES = 64
-#: Share of the memory budget (``recall_index_mb``) a realm's dense arrays may hold together (the least recently
-#: used give way first; never more than the built index leaves of the budget): 256 MB of a 2 GB budget, 32 terms
+#: Share of the memory budget (``recall_index_mb``) a realm's dense arrays may hold together (never more than the
+#: built index leaves of the budget): 256 MB of a 2 GB budget, 32 terms
 #: of a million-row realm (the synthetic million holds 20 words in a quarter of its rows or more).
 DENSE_SHARE = 1 / 8
 
@@ -307,7 +307,7 @@ class _Postings:
 
     __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "scope", "scope_version",
                  "scope_slots", "scope_scores", "scope_max", "peak_of", "peak_freq", "peak_short", "dense",
-                 "dense_key", "asked_key")
+                 "dense_key")
 
     def __init__(self, slots: np.ndarray, freqs: np.ndarray, fields: np.ndarray) -> None:
         self.slots = slots
@@ -328,11 +328,9 @@ class _Postings:
         self.peak_freq = 0.0
         self.peak_short = 0.0
         # the scope's per-row scores over every slot (0.0 where the row lacks the term), as of ``dense_key``
-        # (scope number, scope version); ``asked_key``: the scope, its version and the search (:attr:`_RealmIndex.searches`)
-        # at which it was first looked up at many rows since that version
+        # (scope number, scope version): made when the realm is built (:meth:`_RealmIndex.prepare`)
         self.dense: np.ndarray | None = None
         self.dense_key = (-1, -1)
-        self.asked_key = (-1, -1, -1)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -382,13 +380,12 @@ class _RealmIndex:
         self.cached = 0  # postings held in the per-scope score caches
         self.scored = 0  # terms holding per-scope scores (each two arrays' headers: SCORED_TERM_BYTES)
         self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
-        #: the terms holding a dense score array (:meth:`_dense`), least recently used first, and those arrays' bytes
-        self.dense_terms: OrderedDict[int, _Postings] = OrderedDict()
+        #: the terms holding a dense score array (:meth:`_make_dense`), and those arrays' bytes
+        self.dense_terms: dict[int, _Postings] = {}
         self.dense_bytes = 0
         #: most bytes the dense arrays may hold together (0: none are made); :class:`LexicalIndexes` sets it from its
-        #: budget (:data:`DENSE_SHARE`)
+        #: budget (:data:`DENSE_SHARE`) before :meth:`prepare_dense`
         self.dense_limit = 0
-        self.searches = 0  # candidate queries answered (:meth:`top`)
         self.caught_up_to: object = None  # the read transaction (its caller's token) the index last caught up to
         #: ``(scope number, rid, span, window_ms) -> neighbour rids`` of the walks made at ``near_version``
         self.near: dict[tuple[int, int, int, int], list[int]] = {}
@@ -538,6 +535,29 @@ class _RealmIndex:
             done += 0 if scored is None else len(scored[1])
         return done
 
+    def prepare_dense(self, pause: Callable[[], None] | None = None) -> int:
+        """Keep, for the realm's largest scope, the dense score arrays (:meth:`_make_dense`) of its words held by
+        at least :data:`DENSE_MIN_SHARE` of the slots, most postings first, within :attr:`dense_limit`: made
+        here, while the realm is built, so that no search pays for one (a change to a row of the scope makes them
+        stale: searches then drop them and read those words' shares as before). ``pause`` is called between
+        words. Returns how many were kept."""
+        if not self.scope_rows or self.dense_limit <= 0:
+            return 0
+        sid = max(range(len(self.scope_rows)), key=self.scope_rows.__getitem__)
+        if self.scope_rows[sid] <= 0:
+            return 0
+        whole = len(self.scopes) == 1 and self.removed == 0
+        least = DENSE_MIN_SHARE * self.used
+        kept = 0
+        for p in sorted((p for p in self.postings.values() if len(p.slots) + len(p.more_slots) >= least),
+                        key=lambda p: -(len(p.slots) + len(p.more_slots))):
+            if self.dense_bytes + self.used * 8 > self.dense_limit:
+                break
+            if pause is not None:
+                pause()
+            kept += self._make_dense(p, sid, whole, None)
+        return kept
+
     # ------------------------------------------------------------------ changes
 
     def remove(self, rid: int) -> None:
@@ -651,7 +671,9 @@ class _RealmIndex:
         sid = self.scopes.get(scope)
         if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
             return []
-        self.searches += 1
+        if self.dense_terms:  # the arrays of a scope changed since: dropped, their memory with them
+            for p in [p for p in self.dense_terms.values() if p.dense_key[1] != self.scope_version[p.dense_key[0]]]:
+                self._drop_dense(p)
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
         if only is None and not exhaustive and self._postings_of(terms) > PRUNE_MIN_POSTINGS:
             found = self._pruned(sid, terms, limit, whole)
@@ -917,32 +939,29 @@ class _RealmIndex:
         return np.where(slots[at] == cand, share, 0.0)
 
     def _dense(self, p: _Postings, sid: int, whole: bool) -> np.ndarray | None:
-        """The term's shares of the rows of scope ``sid`` as one float64 array indexed by slot (0.0 where a row
-        lacks the term; rows added since, of other scopes, lie past its end), each valued as :meth:`_shares`
-        values it, so reading it changes no score by a bit. ``None`` when the term holds under
-        :data:`DENSE_MIN_SHARE` of the slots, when it is first asked for at this version of the scope (a scope
-        written between searches would have one made per write: only a second search at the same version makes
-        it), or when :attr:`dense_limit` leaves no room for it once the least recently used are dropped."""
+        """The term's dense score array (:meth:`_make_dense`) when it holds the scores of scope ``sid`` at the
+        scope's current version; ``None`` otherwise (:meth:`top` drops stale ones; searches never make one, so
+        no search pays for it)."""
+        if p.dense is not None and p.dense_key == (sid, self.scope_version[sid]):
+            return p.dense
+        return None
+
+    def _make_dense(self, p: _Postings, sid: int, whole: bool, max_bytes: int | None) -> bool:
+        """Keep the term's shares of the rows of scope ``sid`` as one float64 array indexed by slot (0.0 where a
+        row lacks the term; rows added later, of other scopes, lie past its end), each valued as :meth:`_shares`
+        values it, so reading it changes no score by a bit; ``True`` when kept. Not kept when the term holds under
+        :data:`DENSE_MIN_SHARE` of the slots, or when the array would take the dense arrays past
+        :attr:`dense_limit` or :meth:`nbytes` past ``max_bytes`` (``None``: no limit)."""
         import numpy as np
-        key = (sid, self.scope_version[sid])
-        if p.dense is not None:
-            if p.dense_key == key:
-                self.dense_terms.move_to_end(id(p))
-                return p.dense
-            self._drop_dense(p)
         size = self.used * 8
-        if p.asked_key[:2] != key:
-            p.asked_key = (sid, key[1], self.searches)
-            return None
-        if p.asked_key[2] == self.searches:
-            return None  # asked again within the search that first asked
-        if size > self.dense_limit or (len(p.slots) + len(p.more_slots)) < DENSE_MIN_SHARE * self.used:
-            return None
+        if (self.dense_bytes + size > self.dense_limit or (max_bytes is not None and self.nbytes() + size > max_bytes)
+                or len(p.slots) + len(p.more_slots) < DENSE_MIN_SHARE * self.used):
+            return False
         cached = p.scope == sid and p.scope_version == self.scope_version[sid] and p.scope_slots is not None
         if cached or not whole:
             scored = self._term(p, sid, whole)
             if scored is None:
-                return None
+                return False
             slots, scores = scored
         else:  # a common word of one scope, never scored whole: its scores as the binary search computes them
             self.pending -= len(p.more_slots)
@@ -951,15 +970,14 @@ class _RealmIndex:
             scores = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs.astype(np.float64), self.slot_len[slots],
                                      self.scope_tokens[sid] / n_rows)
         if len(slots) < DENSE_MIN_SHARE * self.used:
-            return None
-        while self.dense_terms and self.dense_bytes + size > self.dense_limit:
-            self._drop_dense(next(iter(self.dense_terms.values())))
+            return False
+        self._drop_dense(p)
         dense = np.zeros(self.used, dtype=np.float64)
         dense[slots] = scores
-        p.dense, p.dense_key = dense, key
+        p.dense, p.dense_key = dense, (sid, self.scope_version[sid])
         self.dense_terms[id(p)] = p
         self.dense_bytes += size
-        return dense
+        return True
 
     def _drop_dense(self, p: _Postings) -> None:
         """Forget the term's dense array (:meth:`_dense`), if it has one."""
@@ -1460,10 +1478,11 @@ class LexicalIndexes:
             seq = int(conn.execute(_HEAD).fetchone()[0])
             # a realm whose change log is longer than the runs' bound is read without the records' texts
             index = _RealmIndex.build(seq, conn.execute(_all_rows(seq <= RUNS_MAX_ROWS)), self.max_bytes, self._pause)
-        if index is not None:  # a share of the budget, never past what the built index leaves of it
-            index.dense_limit = max(0, min(int(self.max_bytes * DENSE_SHARE), self.max_bytes - index.nbytes()))
         # the scores searches would compute on first meeting a term, now, while FTS5 still answers
         prepared = 0 if index is None else index.prepare(int(self.max_bytes * PREPARE_SHARE), self._pause)
+        if index is not None:  # a share of the budget, never past what the built index leaves of it
+            index.dense_limit = max(0, min(int(self.max_bytes * DENSE_SHARE), self.max_bytes - index.nbytes()))
+            index.prepare_dense(self._pause)
         if index is not None and self.on_built is not None:  # before the index answers, as the scores above
             try:
                 self.on_built(realm, index.live)
