@@ -267,3 +267,64 @@ def test_a_built_realm_has_its_mid_frequency_words_scored_and_counted() -> None:
     fresh = _built(rows)
     for terms in (["alpha", "beta", "common"], ["beta", "filler"], ["alpha"]):
         assert index.top(("identity", "ana"), terms, 10) == fresh.top(("identity", "ana"), terms, 10)
+
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(doc, min_size=1, max_size=50),
+       queries=st.lists(st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=8), min_size=1, max_size=4),
+       limit=st.integers(1, 12), pool=st.integers(1, 30), lookup=st.sampled_from([0, 1, 4]),
+       refresh=st.sampled_from([0, 5, 10**9]), room=st.sampled_from([0, 8, 800, 10**9]),
+       share=st.sampled_from([0.0, 0.3]), removed=st.lists(st.integers(1, 150), max_size=3),
+       added=st.lists(doc, max_size=2))
+def test_dense_score_arrays_change_no_answer(docs: list[Any], queries: list[list[str]], limit: int, pool: int,
+                                             lookup: int, refresh: int, room: int, share: float, removed: list[int],
+                                             added: list[Any]) -> None:
+    """Terms' scores kept as one array over every slot when the realm is built (room for any number of them)
+    give the exhaustive answer bit for bit, ties by rid, in a realm of one scope or two, with removed rows, and
+    again after rows are added and removed (the arrays are then stale and dropped, none made by a search)."""
+    index = _built(_rows(docs))
+    for rid in removed:
+        index.remove(rid)
+    index.dense_limit = room
+    with (_setting("PRUNE_POOL", pool), _setting("LOOKUP_COST", lookup), _setting("PRUNE_MIN_POSTINGS", 0),
+          _setting("REFRESH_POSTINGS", refresh), _setting("DENSE_MIN_SHARE", share),
+          _setting("DENSE_MIN_CANDIDATES", 0)):
+        kept = index.prepare_dense()
+        assert kept == len(index.dense_terms)
+        assert index.dense_bytes == sum(len(p.dense) * 8 for p in index.dense_terms.values()) <= room
+        for round_ in range(2):
+            for _ in range(2):
+                for scope in SCOPES:
+                    for terms in queries:
+                        assert index.top(scope, terms, limit) == index.top(scope, terms, limit, exhaustive=True)
+            if round_ == 0:
+                for extra in _rows(added):
+                    index.add((extra[0] + 1000, *extra[1:]))
+                index.remove(2)
+        assert index.dense_bytes == sum(len(p.dense) * 8 for p in index.dense_terms.values())
+
+
+def test_common_words_dense_arrays_are_made_when_built_counted_and_dropped_once_stale() -> None:
+    """The words held by a quarter of the rows or more get their scores as one array over every slot when the
+    realm is built, most postings first, within ``dense_limit`` (counted in ``nbytes``); the answers are the
+    exhaustive ones; a change to a row of the scope makes them stale: the next search drops them all and
+    makes none."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}",
+             "common filler" + (" alpha" if i % 3 == 0 else "") + (" beta" if i % 4 == 0 else "")
+             + (" gamma" if i % 7 == 0 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    scope = ("identity", "ana")
+    index.dense_limit = 4 * index.used * 8  # room for four of the five words held by a quarter of the rows
+    before = index.nbytes()
+    assert index.prepare_dense() == 4
+    made = {term for term, p in index.postings.items() if p.dense is not None}
+    assert made == {"note", "common", "filler", "alpha"}  # most postings first; beta (750 rows) finds no room
+    assert index.dense_bytes == 4 * index.used * 8 and index.nbytes() == before + index.dense_bytes
+    terms = ["gamma", "alpha", "beta", "common", "filler"]
+    with _setting("PRUNE_MIN_POSTINGS", 0):
+        assert index.top(scope, terms, 100) == index.top(scope, terms, 100, exhaustive=True)
+        index.add((5000, "identity", "ana", 5000, "note new", "common filler gamma", ""))
+        assert index.top(scope, terms, 100) == index.top(scope, terms, 100, exhaustive=True)
+        assert index.dense_bytes == 0 and not index.dense_terms  # stale: every one dropped, none made by the search

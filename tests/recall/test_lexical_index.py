@@ -657,3 +657,22 @@ def test_an_embedding_host_keeps_its_collector_whatever_the_build(store: SqliteA
         assert alive() is None
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("spare", [1 << 20, 1 << 30])
+def test_a_built_realm_keeps_dense_score_arrays_within_a_share_of_the_budget(tmp_path: Path, spare: int) -> None:
+    """A realm's index is built with room for its dense score arrays of at most ``DENSE_SHARE`` of the budget
+    (``recall_index_mb``), never more than the built index leaves of it, so they cannot push the realm out."""
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.lexical_index.min_rows = 0
+        _fill(store, random.Random(5), 60)
+        assert store.lexical_index.warm(REALM)
+        size = store.lexical_index._ready[REALM].nbytes()
+        store.lexical_index.drop(REALM)
+        budget = size + spare
+        store.lexical_index.max_bytes = budget
+        assert store.lexical_index.warm(REALM)
+        index = store.lexical_index._ready[REALM]
+        assert index.dense_limit == min(int(budget * lexical_index.DENSE_SHARE), budget - index.nbytes())
+        assert 0 < index.dense_limit <= budget * lexical_index.DENSE_SHARE
+        assert index.dense_bytes <= index.dense_limit

@@ -26,7 +26,10 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   phrases of largest bound are summed), and the phrases whose bounds together stay below it read
   only at the remaining candidates, which drop out as soon as they can no longer reach it. Each
   candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
-  exhaustive one bit for bit (``tests/recall/test_index_pruning.py``).
+  exhaustive one bit for bit (``tests/recall/test_index_pruning.py``). The phrases held by a quarter of
+  the rows or more keep their per-row scores as one array over every slot from the realm's build until
+  a row of the scope changes (:data:`DENSE_MIN_SHARE`, within :data:`DENSE_SHARE` of the budget), so
+  their shares at the candidates are read by slot, not by binary search.
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
 query term (a byte per posting, handed to re-ranking as one table for all candidates,
@@ -169,6 +172,21 @@ PREPARE_ALL_POSTINGS = 500_000
 #: compute later.
 PREPARE_SHARE = 0.5
 
+#: A term whose postings in a realm's largest scope number at least this share of the realm's slots has its
+#: per-row scores kept as one array over every slot when the realm is built (:meth:`_RealmIndex.prepare_dense`; at
+#: most ``1 / DENSE_MIN_SHARE`` times the bytes of its scores kept per posting), until a row of the scope changes:
+#: the candidates' shares are then read by their slots, with no binary search into postings held by a quarter to
+#: all of the rows (about 2-8 ms of the heaviest queries at a million rows), and an essential term is summed into
+#: the accumulator as one contiguous array.
+DENSE_MIN_SHARE = 0.25
+#: Candidates from which a term's shares are read from its dense array; fewer are looked up by binary search, as
+#: cheap.
+DENSE_MIN_CANDIDATES = 64
+#: Share of the memory budget (``recall_index_mb``) a realm's dense arrays may hold together (never more than the
+#: built index leaves of the budget): 256 MB of a 2 GB budget, 32 terms
+#: of a million-row realm (the synthetic million holds 20 words in a quarter of its rows or more).
+DENSE_SHARE = 1 / 8
+
 #: Relative margin on every bound comparison of a pruned search: covers the rounding of sums of a few hundred
 #: floats (about 1e-13 relative) many times over, so a row is skipped only when it surely scores lower.
 BOUND_MARGIN = 1e-9
@@ -213,10 +231,10 @@ def settle_after_large_builds(enabled: bool = True) -> None:
 RETRY_REFUSED_S = 300.0
 
 #: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
-#: key string, :class:`_Postings` object (with its score-bound fields), three numpy arrays and three empty lists (slots, frequencies,
+#: key string, :class:`_Postings` object (with its score-bound and dense-array fields), three numpy arrays and three empty lists (slots, frequencies,
 #: columns). Many rare terms (a realm of distinct words, e.g. ids or generated text) cost this each, however
 #: few postings they hold.
-TERM_BYTES = 760
+TERM_BYTES = 784
 #: Measured memory of a term's per-scope scores beyond their 12 bytes a posting: the headers of the score and
 #: slot arrays (a realm of many one-posting words scored ahead holds one per word).
 SCORED_TERM_BYTES = 240
@@ -288,7 +306,8 @@ class _Postings:
     term (bit ``i`` = ``fts.COLUMNS[i]``), plus appends not yet merged."""
 
     __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "scope", "scope_version",
-                 "scope_slots", "scope_scores", "scope_max", "peak_of", "peak_freq", "peak_short")
+                 "scope_slots", "scope_scores", "scope_max", "peak_of", "peak_freq", "peak_short", "dense",
+                 "dense_key")
 
     def __init__(self, slots: np.ndarray, freqs: np.ndarray, fields: np.ndarray) -> None:
         self.slots = slots
@@ -308,6 +327,10 @@ class _Postings:
         self.peak_of = 0
         self.peak_freq = 0.0
         self.peak_short = 0.0
+        # the scope's per-row scores over every slot (0.0 where the row lacks the term), as of ``dense_key``
+        # (scope number, scope version): made when the realm is built (:meth:`_RealmIndex.prepare`)
+        self.dense: np.ndarray | None = None
+        self.dense_key = (-1, -1)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -357,6 +380,12 @@ class _RealmIndex:
         self.cached = 0  # postings held in the per-scope score caches
         self.scored = 0  # terms holding per-scope scores (each two arrays' headers: SCORED_TERM_BYTES)
         self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
+        #: the terms holding a dense score array (:meth:`_make_dense`), and those arrays' bytes
+        self.dense_terms: dict[int, _Postings] = {}
+        self.dense_bytes = 0
+        #: most bytes the dense arrays may hold together (0: none are made); :class:`LexicalIndexes` sets it from its
+        #: budget (:data:`DENSE_SHARE`) before :meth:`prepare_dense`
+        self.dense_limit = 0
         self.caught_up_to: object = None  # the read transaction (its caller's token) the index last caught up to
         #: ``(scope number, rid, span, window_ms) -> neighbour rids`` of the walks made at ``near_version``
         self.near: dict[tuple[int, int, int, int], list[int]] = {}
@@ -506,6 +535,29 @@ class _RealmIndex:
             done += 0 if scored is None else len(scored[1])
         return done
 
+    def prepare_dense(self, pause: Callable[[], None] | None = None) -> int:
+        """Keep, for the realm's largest scope, the dense score arrays (:meth:`_make_dense`) of its words held by
+        at least :data:`DENSE_MIN_SHARE` of the slots, most postings first, within :attr:`dense_limit`: made
+        here, while the realm is built, so that no search pays for one (a change to a row of the scope makes them
+        stale: searches then drop them and read those words' shares as before). ``pause`` is called between
+        words. Returns how many were kept."""
+        if not self.scope_rows or self.dense_limit <= 0:
+            return 0
+        sid = max(range(len(self.scope_rows)), key=self.scope_rows.__getitem__)
+        if self.scope_rows[sid] <= 0:
+            return 0
+        whole = len(self.scopes) == 1 and self.removed == 0
+        least = DENSE_MIN_SHARE * self.used
+        kept = 0
+        for p in sorted((p for p in self.postings.values() if len(p.slots) + len(p.more_slots) >= least),
+                        key=lambda p: -(len(p.slots) + len(p.more_slots))):
+            if self.dense_bytes + self.used * 8 > self.dense_limit:
+                break
+            if pause is not None:
+                pause()
+            kept += self._make_dense(p, sid, whole, None)
+        return kept
+
     # ------------------------------------------------------------------ changes
 
     def remove(self, rid: int) -> None:
@@ -573,7 +625,7 @@ class _RealmIndex:
         what the budget is held to, so a realm of many distinct words cannot take more than it says."""
         return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 12 + self.scored * SCORED_TERM_BYTES
                 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
-                + len(self.postings) * TERM_BYTES + self.term_chars + len(self.near) * NEAR_BYTES
+                + len(self.postings) * TERM_BYTES + self.term_chars + len(self.near) * NEAR_BYTES + self.dense_bytes
                 + (self.runs.nbytes() if self.runs is not None else 0))
 
     def _term(self, p: _Postings, sid: int, whole: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -619,6 +671,9 @@ class _RealmIndex:
         sid = self.scopes.get(scope)
         if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
             return []
+        if self.dense_terms:  # the arrays of a scope changed since: dropped, their memory with them
+            for p in [p for p in self.dense_terms.values() if p.dense_key[1] != self.scope_version[p.dense_key[0]]]:
+                self._drop_dense(p)
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
         if only is None and not exhaustive and self._postings_of(terms) > PRUNE_MIN_POSTINGS:
             found = self._pruned(sid, terms, limit, whole)
@@ -737,11 +792,13 @@ class _RealmIndex:
             g = ranked[read]
             scored = self._term(g[0], sid, whole)
             assert scored is not None  # a bound was found, so the scope holds the term
-            share = scored[1] if g[1] == 1 else g[1] * scored[1]
-            if dense:
-                acc[scored[0]] += share  # a term's slots are distinct
+            whole_term = self._dense(g[0], sid, whole) if dense else None
+            if whole_term is not None:  # one contiguous pass; the rows lacking the term add 0.0
+                acc[:len(whole_term)] += whole_term if g[1] == 1 else g[1] * whole_term
+            elif dense:
+                acc[scored[0]] += scored[1] if g[1] == 1 else g[1] * scored[1]  # a term's slots are distinct
             else:
-                parts.append((scored[0], share))
+                parts.append((scored[0], scored[1] if g[1] == 1 else g[1] * scored[1]))
             read += 1
             if dense and read < end and sum(sizes[read:end]) >= REFRESH_POSTINGS:
                 theta = max(theta, self._raised(acc, self._slots(ranked[0][0], sid, whole), occurrences, sid, whole,
@@ -756,20 +813,27 @@ class _RealmIndex:
             cand, partial = _summed(parts)
         keep = (partial + unread) * (1.0 + BOUND_MARGIN) >= theta
         cand, partial = cand[keep].astype(np.int32), partial[keep]
-        if len(cand) > limit:  # the best rows by their partial sums, scored exactly
-            theta = max(theta, self._raised(partial, np.arange(len(cand)), occurrences, sid, whole, limit, cand))
+        raised = len(cand) > limit
+        if raised:  # the best rows by their partial sums, scored exactly
+            theta = max(theta, self._raised(partial, None, occurrences, sid, whole, limit, cand))
         # 4. the unread terms, largest bound first, added at the candidates while that may still drop one
         while len(cand) > limit:
             if len(cand) * LOOKUP_COST > total:
                 return None  # so many candidates that summing every posting is cheaper
-            theta = max(theta, float(np.partition(partial, len(partial) - limit)[len(partial) - limit]))
+            if not raised:  # (just raised from these partial sums: already at least their limit-th largest)
+                theta = max(theta, float(np.partition(partial, len(partial) - limit)[len(partial) - limit]))
+            raised = False
             if read == len(ranked) or float(partial.min()) * (1.0 + BOUND_MARGIN) >= theta:
                 break  # every candidate reaches theta already: none can be dropped
             g = ranked[read]
             if dense and len(cand) * LOOKUP_COST > sizes[read]:  # cheaper to add the whole term
-                scored = self._term(g[0], sid, whole)
-                assert scored is not None
-                acc[scored[0]] += scored[1] if g[1] == 1 else g[1] * scored[1]
+                whole_term = self._dense(g[0], sid, whole)
+                if whole_term is not None:
+                    acc[:len(whole_term)] += whole_term if g[1] == 1 else g[1] * whole_term
+                else:
+                    scored = self._term(g[0], sid, whole)
+                    assert scored is not None
+                    acc[scored[0]] += scored[1] if g[1] == 1 else g[1] * scored[1]
                 partial = acc[cand]
             else:
                 share = self._shares(g[0], sid, whole, cand)
@@ -785,16 +849,21 @@ class _RealmIndex:
         acc = self._exact(occurrences, sid, whole, cand)
         return bm25_top(acc, self.slot_rid[cand], limit)
 
-    def _raised(self, acc: np.ndarray, among: np.ndarray, occurrences: Sequence[_Postings], sid: int, whole: bool,
-                limit: int, slots: np.ndarray | None = None) -> float:
-        """A threshold: the ``limit``-th best exact score among the ``2 * limit`` places of ``among`` of largest
-        partial sum in ``acc`` (places are slots, or indexes into ``slots``); 0.0 when ``among`` holds fewer
-        than ``limit``."""
+    def _raised(self, acc: np.ndarray, among: np.ndarray | None, occurrences: Sequence[_Postings], sid: int,
+                whole: bool, limit: int, slots: np.ndarray | None = None) -> float:
+        """A threshold: the ``limit``-th best exact score among the ``2 * limit`` places of ``among`` (``None``:
+        every place of ``acc``) of largest partial sum in ``acc`` (places are slots, or indexes into ``slots``);
+        0.0 when ``among`` holds fewer than ``limit``. It is at least the ``limit``-th largest partial sum
+        among them (a row's exact score adds its other terms' shares, none negative)."""
         import numpy as np
-        if len(among) < limit:
+        n = len(acc) if among is None else len(among)
+        if n < limit:
             return 0.0
-        take = min(len(among), 2 * limit)
-        best = among[np.argpartition(acc[among], len(among) - take)[len(among) - take:]]
+        take = min(n, 2 * limit)
+        if among is None:
+            best = np.argpartition(acc, n - take)[n - take:]
+        else:
+            best = among[np.argpartition(acc[among], n - take)[n - take:]]
         rows = best if slots is None else slots[best]
         scores = self._exact(occurrences, sid, whole, np.sort(rows))
         return float(np.partition(scores, len(scores) - limit)[len(scores) - limit])
@@ -841,11 +910,17 @@ class _RealmIndex:
 
     def _shares(self, p: _Postings, sid: int, whole: bool, cand: np.ndarray) -> np.ndarray:
         """The term's share of the score of each row in slots ``cand`` (ascending; 0.0 where the row lacks it),
-        computed as the exhaustive path computes it: from the scope's cached scores, or (one scope, not
-        cached) at the candidates alone by binary search into the term's postings."""
+        computed as the exhaustive path computes it: read from its dense array (:meth:`_dense`) at many
+        candidates, else from the scope's cached scores, or (one scope, not cached) at the candidates alone by
+        binary search into the term's postings."""
         import numpy as np
         if not len(cand):
             return np.zeros(0, dtype=np.float64)
+        if len(cand) >= DENSE_MIN_CANDIDATES:
+            dense = self._dense(p, sid, whole)
+            if dense is not None:
+                shares: np.ndarray = dense[cand]
+                return shares
         cached = p.scope == sid and p.scope_version == self.scope_version[sid] and p.scope_slots is not None
         if cached or not whole:
             scored = self._term(p, sid, whole)
@@ -862,6 +937,54 @@ class _RealmIndex:
         share = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs[at].astype(np.float64), self.slot_len[slots[at]],
                                 avgdl)
         return np.where(slots[at] == cand, share, 0.0)
+
+    def _dense(self, p: _Postings, sid: int, whole: bool) -> np.ndarray | None:
+        """The term's dense score array (:meth:`_make_dense`) when it holds the scores of scope ``sid`` at the
+        scope's current version; ``None`` otherwise (:meth:`top` drops stale ones; searches never make one, so
+        no search pays for it)."""
+        if p.dense is not None and p.dense_key == (sid, self.scope_version[sid]):
+            return p.dense
+        return None
+
+    def _make_dense(self, p: _Postings, sid: int, whole: bool, max_bytes: int | None) -> bool:
+        """Keep the term's shares of the rows of scope ``sid`` as one float64 array indexed by slot (0.0 where a
+        row lacks the term; rows added later, of other scopes, lie past its end), each valued as :meth:`_shares`
+        values it, so reading it changes no score by a bit; ``True`` when kept. Not kept when the term holds under
+        :data:`DENSE_MIN_SHARE` of the slots, or when the array would take the dense arrays past
+        :attr:`dense_limit` or :meth:`nbytes` past ``max_bytes`` (``None``: no limit)."""
+        import numpy as np
+        size = self.used * 8
+        if (self.dense_bytes + size > self.dense_limit or (max_bytes is not None and self.nbytes() + size > max_bytes)
+                or len(p.slots) + len(p.more_slots) < DENSE_MIN_SHARE * self.used):
+            return False
+        cached = p.scope == sid and p.scope_version == self.scope_version[sid] and p.scope_slots is not None
+        if cached or not whole:
+            scored = self._term(p, sid, whole)
+            if scored is None:
+                return False
+            slots, scores = scored
+        else:  # a common word of one scope, never scored whole: its scores as the binary search computes them
+            self.pending -= len(p.more_slots)
+            slots, freqs = p.arrays()
+            n_rows = self.scope_rows[sid]
+            scores = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs.astype(np.float64), self.slot_len[slots],
+                                     self.scope_tokens[sid] / n_rows)
+        if len(slots) < DENSE_MIN_SHARE * self.used:
+            return False
+        self._drop_dense(p)
+        dense = np.zeros(self.used, dtype=np.float64)
+        dense[slots] = scores
+        p.dense, p.dense_key = dense, (sid, self.scope_version[sid])
+        self.dense_terms[id(p)] = p
+        self.dense_bytes += size
+        return True
+
+    def _drop_dense(self, p: _Postings) -> None:
+        """Forget the term's dense array (:meth:`_dense`), if it has one."""
+        if p.dense is not None:
+            self.dense_bytes -= len(p.dense) * 8
+            p.dense = None
+            self.dense_terms.pop(id(p), None)
 
     def term_columns(self, terms: Sequence[str], rids: Sequence[int]) -> TermColumns:
         """Per distinct term of ``terms`` and rid of ``rids`` (indexed), the columns of the rid's full-text row
@@ -1357,6 +1480,9 @@ class LexicalIndexes:
             index = _RealmIndex.build(seq, conn.execute(_all_rows(seq <= RUNS_MAX_ROWS)), self.max_bytes, self._pause)
         # the scores searches would compute on first meeting a term, now, while FTS5 still answers
         prepared = 0 if index is None else index.prepare(int(self.max_bytes * PREPARE_SHARE), self._pause)
+        if index is not None:  # a share of the budget, never past what the built index leaves of it
+            index.dense_limit = max(0, min(int(self.max_bytes * DENSE_SHARE), self.max_bytes - index.nbytes()))
+            index.prepare_dense(self._pause)
         if index is not None and self.on_built is not None:  # before the index answers, as the scores above
             try:
                 self.on_built(realm, index.live)
