@@ -1,6 +1,6 @@
 """What the benchmarks share: a ``meta-memory serve`` subprocess on a free port, its stop, an
 in-process SQLite store on a throwaway directory, a live process's resource figures (Linux
-``/proc``), percentiles, and the ``--candidate-limits`` option's parser.
+``/proc``), the percentile (``meta_memory.stats``: the product's own), and the ``--candidate-limits`` option's parser.
 
 The benchmarks run as scripts (``python benchmarks/<name>.py``), so this module is imported by
 its bare name from the ``benchmarks`` folder.
@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -23,6 +23,7 @@ import httpx
 
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
+from meta_memory.stats import percentile
 
 __all__ = ["ProcStats", "candidate_limits", "percentile", "proc_cpu_s", "proc_stats", "start_gateway", "stop_gateway", "temp_store"]
 
@@ -100,14 +101,6 @@ def proc_cpu_s(pid: int) -> float:
     """CPU seconds (user + system, every thread) ``pid`` has used so far (Linux ``/proc``, clock ticks)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """The ``p``-th percentile (0-100) of ``values`` by nearest rank; 0.0 for no values."""
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))]
 
 
 def candidate_limits(text: str) -> list[int]:

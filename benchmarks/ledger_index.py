@@ -26,14 +26,9 @@ from meta_memory.clock import ManualClock
 from meta_memory.ledger import AssertionLedger, IndexRequest
 from meta_memory.ledger.model import MemoryAssertion
 from meta_memory.ledger.persistence import dump_state
+from meta_memory.stats import percentile
 
 SIZES = (0, 1024, 4096)
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def seed_file(path: Path, count: int) -> None:
@@ -125,13 +120,13 @@ def run(size: int, iterations: int, base: Path) -> dict[str, float]:
         "stored": size,
         "file_bytes": file_bytes,
         "index_p50_ms": statistics.median(index_ms),
-        "index_p99_ms": percentile(index_ms, 0.99),
+        "index_p99_ms": percentile(index_ms, 99),
         "hand_p50_ms": statistics.median(hand_ms),
-        "hand_p99_ms": percentile(hand_ms, 0.99),
+        "hand_p99_ms": percentile(hand_ms, 99),
         "hand_dirsync_p50_ms": statistics.median(hand_dir_ms),
-        "hand_dirsync_p99_ms": percentile(hand_dir_ms, 0.99),
-        "ratio_p99": percentile(index_ms, 0.99) / percentile(hand_ms, 0.99),
-        "ratio_p99_dirsync": percentile(index_ms, 0.99) / percentile(hand_dir_ms, 0.99),
+        "hand_dirsync_p99_ms": percentile(hand_dir_ms, 99),
+        "ratio_p99": percentile(index_ms, 99) / percentile(hand_ms, 99),
+        "ratio_p99_dirsync": percentile(index_ms, 99) / percentile(hand_dir_ms, 99),
     }
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from meta_memory.agent_memory import secrets
 from meta_memory.agent_memory.secrets import json_strings, scan, scan_values
+from meta_memory.stats import percentile
 
 SIZE = 64 * 1024
 SENTENCES = (
@@ -79,11 +80,6 @@ METADATA = {
 def _metadata_scan(value: object) -> None:
     secrets._clean_memo.clear()  # the write path's memo would answer a repeat without scanning
     scan("Conversation notes", "", "", ("notes",), json_strings(value))
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -147,8 +143,8 @@ def main() -> int:
             row: dict[str, float] = {}
             for key, values in samples.items():
                 if values:
-                    row[f"{key}_p50_ms"] = percentile(values, 0.5)
-                    row[f"{key}_p99_ms"] = percentile(values, 0.99)
+                    row[f"{key}_p50_ms"] = percentile(values, 50)
+                    row[f"{key}_p99_ms"] = percentile(values, 99)
             row["scan_over_insert_p50"] = row["scan_p50_ms"] / row["insert_p50_ms"]
             if "detect-secrets_p50_ms" in row:
                 row["detect-secrets_over_insert_p50"] = row["detect-secrets_p50_ms"] / row["insert_p50_ms"]
@@ -158,8 +154,8 @@ def main() -> int:
         ledger = [_timed(lambda value=value: scan_values({"metadata": value})) for _ in range(args.iterations)]
         record = [_timed(lambda value=value: _metadata_scan(value)) for _ in range(args.iterations)]
         results[f"metadata: {name}"] = {
-            "scan_values_p50_ms": percentile(ledger, 0.5), "scan_values_p99_ms": percentile(ledger, 0.99),
-            "record_scan_p50_ms": percentile(record, 0.5), "record_scan_p99_ms": percentile(record, 0.99),
+            "scan_values_p50_ms": percentile(ledger, 50), "scan_values_p99_ms": percentile(ledger, 99),
+            "record_scan_p50_ms": percentile(record, 50), "record_scan_p99_ms": percentile(record, 99),
         }
     if args.json:
         json.dump(results, sys.stdout, indent=2)

@@ -18,7 +18,7 @@ code       class                                       ``data``
 -32005     :class:`CapacityExceeded`                   ``{kind: "capacity_exceeded", resource, limit}``
 -32010     :class:`MemoryBackendUnavailable`           ``{kind: "memory_backend"}``
 -32030     :class:`AccessDenied`                       ``{kind: "access_denied", action, resource}``
--32040     :class:`AgentMemoryError`                   ``{kind: "agent_memory", reason, op_index?}``
+-32040     :class:`AgentMemoryError`                   ``{kind: "agent_memory", reason, op_index?, ...}``
 -32043     :class:`QuarantineReviewRefused`            ``{kind: "memory_quarantine_review_refused", reason, ...}``
 =========  ==========================================  ===================================
 
@@ -310,14 +310,16 @@ class AgentMemoryError(MetaError):
     content a pending gated promotion waits on), ``disk_full`` (a write found no space left; the message names the
     disk; nothing was written and reads keep working), ``corrupt`` (a realm database is damaged or not a
     database; the message names the file and the doctor; other realms are served).
-    ``op_index`` names the op of a staged batch when one is at fault.
+    ``op_index`` names the op of a staged batch when one is at fault; with ``secret_detected``,
+    ``secret_class`` names the class and ``field`` the part of the record that held it (``title``,
+    ``tags.1``, ``metadata.deep.k``; ``records.<i>.<path>`` in a bulk write), never the text.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
 
     code = -32040
     kind = "agent_memory"
-    wire_fields = ("reason", "op_index", "secret_class")
+    wire_fields = ("reason", "op_index", "secret_class", "field")
 
     PREFIXES: ClassVar[dict[str, str]] = {
         "invalid_record": "invalid agent memory record: ",
@@ -349,13 +351,15 @@ class AgentMemoryError(MetaError):
         *,
         op_index: int | None = None,
         secret_class: str | None = None,
+        field: str | None = None,
     ) -> None:
         prefix = self.PREFIXES.get(reason, "agent memory error: ")
-        super().__init__(prefix + detail, reason=reason, op_index=op_index, secret_class=secret_class)
+        super().__init__(prefix + detail, reason=reason, op_index=op_index, secret_class=secret_class, field=field)
         self.reason = reason
         self.detail = detail
         self.op_index = op_index
         self.secret_class = secret_class
+        self.field = field
 
     def _rebuild(self) -> None:
         super()._rebuild()

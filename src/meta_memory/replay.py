@@ -27,6 +27,7 @@ import httpx
 
 from . import strict_json
 from .sdk.transport import NotAGateway, _rpc_url, transport_failure
+from .stats import percentile
 
 __all__ = ["ReplayRefused", "ReplayReport", "load_conversations", "replay"]
 
@@ -64,11 +65,8 @@ class ReplayReport:
         return sum(self.hits[c][k] for c in cats) / total if total else None
 
     def to_dict(self) -> dict[str, Any]:
-        def pct(values: list[float] | list[int], q: float) -> float | None:
-            if not values:
-                return None
-            ordered = sorted(values)
-            return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+        def pct(values: list[float] | list[int], p: float) -> float | None:
+            return round(percentile(values, p), 2) if values else None
 
         out: dict[str, Any] = {
             "turns": self.turns,
@@ -80,17 +78,17 @@ class ReplayReport:
                 "overall": {k: _rounded(self.recall_at(k)) for k in KS},
                 **{CATEGORIES[c]: {k: _rounded(self.recall_at(k, c)) for k in KS} for c in CATEGORIES},
             },
-            "recall_latency_ms": {"p50": pct(self.recall_ms, 0.5), "p99": pct(self.recall_ms, 0.99)},
+            "recall_latency_ms": {"p50": pct(self.recall_ms, 50), "p99": pct(self.recall_ms, 99)},
         }
         if self.inject_questions:
             out["inject"] = {
                 "questions": self.inject_questions,
                 "evidence_in_block": round(self.inject_hits / self.inject_questions, 4),
-                "block_bytes": {"p50": pct(self.inject_bytes, 0.5), "p90": pct(self.inject_bytes, 0.9),
+                "block_bytes": {"p50": pct(self.inject_bytes, 50), "p90": pct(self.inject_bytes, 90),
                                 "max": max(self.inject_bytes) if self.inject_bytes else None,
                                 "mean": round(statistics.mean(self.inject_bytes), 1) if self.inject_bytes else None},
                 "skip_reasons": dict(self.inject_skips),
-                "latency_ms": {"p50": pct(self.inject_ms, 0.5), "p99": pct(self.inject_ms, 0.99)},
+                "latency_ms": {"p50": pct(self.inject_ms, 50), "p99": pct(self.inject_ms, 99)},
             }
         return out
 

@@ -359,14 +359,20 @@ def _console() -> Any:
                           highlight=False)
 
 
+def _captioned(caption: Any, table: Any) -> Any:
+    """``caption`` on a line of its own above ``table``: the table as wide as its content, the caption as
+    long as it reads (a table's own title would be folded to the table's width: ``(0`` on one line,
+    ``records)`` on the next; a terminal narrower than the caption still folds it)."""
+    from rich.console import Group
+
+    return Group(caption, table)
+
+
 def _records_table(title: str, records: list[Any], *, with_body: bool, names: tuple[str, ...] = ()) -> Any:
-    from rich.cells import cell_len
     from rich.table import Table
 
     caption = text(title, names=names)  # the identity it names is marked as a name
-    # as wide as its title at least (a terminal narrower than that still folds it): an empty or narrow
-    # table would otherwise wrap its own caption ("(0" on one line, "records)" on the next)
-    table = Table(title=caption, title_justify="left", min_width=cell_len(caption.plain))
+    table = Table()
     table.add_column("memory_id", no_wrap=True, style="cyan")
     table.add_column("title")
     if with_body:
@@ -375,7 +381,7 @@ def _records_table(title: str, records: list[Any], *, with_body: bool, names: tu
     for r in records:
         row = [r.memory_id, r.title] + ([r.body] if with_body else []) + [", ".join(r.tags)]
         table.add_row(*(text(cell) for cell in row))
-    return table
+    return _captioned(caption, table)
 
 
 def _ctx(**kw: Any) -> dict[str, Any]:
@@ -475,8 +481,35 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | 
                 f"already remembered for {who}: an active record holds this title and body (nothing new written)")
         _console().print(_records_table(said, [record], with_body=False, names=(identity, who)))
 
-    _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
-                                                       realm=realm, ttl_s=ttl_s, metadata=meta), show, creates=True)
+    def call(h: Any) -> Any:
+        record = h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
+                                         realm=realm, ttl_s=ttl_s, metadata=meta)
+        if not record.created:
+            _not_applied(record, identity, realm, kw, ttl_s=ttl_s, metadata=metadata if meta is not None else None,
+                         differs=meta is not None and dict(record.metadata or {}) != meta)
+        return record
+
+    _run(_ctx(**kw), call, show, creates=True)
+
+
+def _not_applied(record: Any, identity: str, realm: str | None, kw: dict[str, Any], *, ttl_s: int | None,
+                 metadata: str | None, differs: bool) -> None:
+    """Warn on stderr that a ``remember`` answered by a record already holding its title and body left
+    its ``--ttl-s`` and ``--metadata`` unapplied (the record keeps its expiry and metadata; a tag merge's
+    new version too), with the ``update`` that would apply them. Nothing when neither was given, or when
+    the metadata given is what the record holds already."""
+    options = [*([f"--ttl-s {ttl_s}"] if ttl_s is not None else []),
+               *([f"--metadata {shlex.quote(metadata)}"] if metadata is not None and differs else [])]
+    if not options:
+        return
+    names = " and ".join(o.split(" ", 1)[0] for o in options)
+    written = (f"its tags were merged into a new version, which keeps the expiry and metadata of {record.supersedes}"
+               if record.supersedes else "nothing new was written")
+    target = " ".join([f"--identity {shlex.quote(identity)}", *([f"--realm {shlex.quote(realm)}"] if realm else []),
+                       *_where_options(kw)])
+    click.echo(one_line(f"meta-memory: warning: {names} not applied: an active record already holds this title and "
+                        f"body and {written}; to apply {'them' if len(options) > 1 else 'it'}: meta-memory update "
+                        f"{record.memory_id} {' '.join(options)} {target}"), err=True)
 
 
 @click.command("recall")
@@ -631,12 +664,11 @@ def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any)
     mid = _utf8("MEMORY_ID", memory_id)
 
     def show(found: Any) -> None:
-        from rich.cells import cell_len
         from rich.table import Table
 
         caption = text(f"history of {mid} for {identity} ({_count(len(found.versions), 'version')}, oldest first)",
                        names=(identity,))
-        table = Table(title=caption, title_justify="left", min_width=cell_len(caption.plain))
+        table = Table()
         table.add_column("memory_id", no_wrap=True, style="cyan")
         for name in ("change", "when (UTC)", "by", "status"):  # each version supersedes the row above it
             table.add_column(name, no_wrap=True)
@@ -651,7 +683,7 @@ def history_command(memory_id: str, identity: str, realm: str | None, **kw: Any)
                 table.add_row(*(text(cell) for cell in ("", later.change, _when(later.at_ms), _by(later.by), "", "",
                                                         "")))
         console = _console()
-        console.print(table)
+        console.print(_captioned(caption, table))
         if found.truncated:
             console.print(text(f"more versions are linked to {mid}: the {len(found.versions)} oldest are shown"))
 

@@ -151,13 +151,17 @@ def name_text(value: str, *, style: str = "") -> Text:
 
 
 def _texts(renderable: object) -> Iterator[Text]:
-    """The :class:`~rich.text.Text` pieces of ``renderable``: itself, or a table's title, caption,
-    headers and cells."""
+    """The :class:`~rich.text.Text` pieces of ``renderable``: itself, a group's renderables' pieces, or a
+    table's title, caption, headers and cells."""
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     if isinstance(renderable, Text):
         yield renderable
+    elif isinstance(renderable, Group):
+        for piece in renderable.renderables:
+            yield from _texts(piece)
     elif isinstance(renderable, Table):
         for part in (renderable.title, renderable.caption,
                      *(c.header for c in renderable.columns), *(cell for c in renderable.columns for cell in c.cells)):

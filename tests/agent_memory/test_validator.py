@@ -129,7 +129,9 @@ def test_secret_refusal_names_class_never_text() -> None:
         "reason": "secret_detected",
         "op_index": 0,
         "secret_class": "aws-access-key-id",
+        "field": "body",
     }
+    assert "(in body)" in err.detail
     err = refuse(batch(CreateOp(scope=ME, record=new(tags=("api_key=zXy1aB2cD3eF4gH5iJ6k",)))))
     assert err.secret_class == "credential-assignment"
 

@@ -148,6 +148,15 @@ def test_release_a_quarantined_record_and_see_the_verdict_on_the_timeline(page: 
     page.get_by_role("button", name="Release").click()
     sync_api.expect(page.locator("#review-result")).to_contain_text("released")
     sync_api.expect(page.locator("#review-result")).to_contain_text(f"{ids['q1']}-released")
+    # the record is no longer quarantined: its review form is gone (no greyed buttons left behind), its
+    # status says tombstoned, and the successor's id beside it is a link to the successor
+    sync_api.expect(page.get_by_role("heading", name="Review this quarantined record")).to_have_count(0)
+    sync_api.expect(page.get_by_role("button", name="Release")).to_have_count(0)
+    sync_api.expect(page.get_by_role("button", name="Discard")).to_have_count(0)
+    sync_api.expect(page.locator("#record-status")).to_have_text("tombstoned")
+    successor_link = page.locator("#record-successor a")
+    sync_api.expect(successor_link).to_have_text(f"{ids['q1']}-released")
+    sync_api.expect(page.locator("#review-result a")).to_have_text(f"{ids['q1']}-released")
     # the verdict event arrives on the live timeline
     event = page.locator('#timeline li[data-type="memory.quarantine.verdict"]')
     sync_api.expect(event.first).to_contain_text(ids["q1"])
@@ -158,6 +167,9 @@ def test_release_a_quarantined_record_and_see_the_verdict_on_the_timeline(page: 
     successor = gw.result("meta/memory/panel/record", {"memory_id": f"{ids['q1']}-released"}, token=ADMIN_TOKEN)
     assert successor["record"]["status"]["status"] == "active"
     assert successor["record"]["body"] == QUARANTINED_BODY
+    successor_link.click()  # the link opens the successor, active, with the released content
+    sync_api.expect(page.locator("#record-status")).to_have_text("active")
+    sync_api.expect(page.locator("#record-body")).to_have_text(QUARANTINED_BODY)
 
 
 def test_a_live_event_arrives_on_the_timeline(page: Any, console: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,61 @@ def test_remember_says_when_the_record_already_existed(tmp_path: Path) -> None:
     assert "already remembered" in merged and "tags merged into a new version of mem-" in merged
     # a merge writes a version: the answer never also says nothing was written, and names the tag added
     assert "nothing new written" not in merged and "tag added: travel" in merged, merged
+
+
+def test_remember_of_a_duplicate_says_its_ttl_and_metadata_were_not_applied(tmp_path: Path) -> None:
+    """A remember answered by a record already holding the title and body writes nothing new (or only a
+    tag merge's version): its ``--ttl-s`` and ``--metadata`` are not applied, and the command says so on
+    stderr, naming each and the ``update`` that would apply them."""
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    first = ok_json(mm("remember", "Passport", "Top drawer.", *where, "--json"))
+    plain = mm("remember", "Passport", "Top drawer.", *where)
+    assert plain.returncode == 0 and "not applied" not in plain.stderr, plain.stderr
+    again = mm("remember", "Passport", "Top drawer.", "--ttl-s", "60", "--metadata", '{"team": "ops"}', *where)
+    assert again.returncode == 0, again.stderr
+    warned = " ".join(again.stderr.split())
+    assert "warning: --ttl-s and --metadata not applied" in warned and "nothing new was written" in warned, warned
+    assert f"meta-memory update {first['memory_id']} --ttl-s 60 --metadata" in warned, warned
+    stored = ok_json(mm("list", *where, "--json"))
+    assert [(r["expires_at_ms"], r["metadata"]) for r in stored] == [(None, {})]
+    # --json answers the RPC result on stdout (the record as it stands) and warns on stderr alike
+    as_json = mm("remember", "Passport", "Top drawer.", "--ttl-s", "60", *where, "--json")
+    assert json.loads(as_json.stdout)["expires_at_ms"] is None
+    assert "warning: --ttl-s not applied" in " ".join(as_json.stderr.split()), as_json.stderr
+    merged = mm("remember", "Passport", "Top drawer.", "--tag", "travel", "--metadata", '{"team": "ops"}', *where)
+    said = " ".join(merged.stderr.split())
+    assert "warning: --metadata not applied" in said and "tags were merged into a new version" in said, said
+    # metadata the record already holds is no news
+    same = mm("remember", "Passport", "Top drawer.", "--metadata", "{}", *where)
+    assert same.returncode == 0 and "not applied" not in same.stderr, same.stderr
+
+
+def test_tables_are_as_wide_as_their_content(tmp_path: Path) -> None:
+    """A table is sized to its cells, not stretched to its caption: the caption reads on a line of its own."""
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    made = ok_json(mm("remember", "Only", "The only record.", *where, "--json"))
+    table_width = len(made["memory_id"]) + len(" │ Only  │ tags │ ") + 4
+    for args in (["remember", "Only", "The only record."], ["remember", "Only", "The only record.", "--tag", "x"],
+                 ["list", "--tag", "absent"], ["list"]):
+        out = mm(*args, *where)
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.rstrip("\n").splitlines()
+        drawn = [line for line in lines if line[:1] in "┏┃┡│└"]
+        assert drawn, out.stdout
+        # as wide as the cells, no padding to the right of the frame
+        assert max(len(line) for line in drawn) <= table_width and all(line[-1] in "┓┃┩│┘" for line in drawn), \
+            out.stdout
+    empty = mm("list", "--tag", "absent", *where).stdout.splitlines()
+    assert empty[0].startswith(f"memory of {ID} matching ") and empty[0].endswith("(0 records)")
+    assert len(empty[1]) < len(empty[0])  # the empty table is narrower than its caption
+
+
+def test_token_hash_new_prints_one_space_after_each_label() -> None:
+    out = mm("token", "hash", "--new")
+    assert out.returncode == 0, out.stderr
+    token_line, digest_line = out.stdout.splitlines()
+    assert re.fullmatch(r"token: [A-Za-z0-9_-]{43}", token_line), token_line
+    assert re.fullmatch(r"sha256: [0-9a-f]{64}", digest_line), digest_line
 
 
 def test_remember_names_the_identity_it_wrote_to(tmp_path: Path) -> None:

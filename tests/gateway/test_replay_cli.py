@@ -71,6 +71,28 @@ def test_replay_in_a_realm_keeps_its_injection_session_in_that_realm(gateway: An
         conn.close()
 
 
+def test_replay_percentiles_are_nearest_rank(gateway: Any, tmp_path: Path) -> None:
+    """The report's percentiles are the project's one definition, nearest rank: the sorted samples' item
+    at index round(p / 100 * (n - 1)). Of two injected blocks, p50 is the smaller (index 0), p90 the larger."""
+    turns = [{"speaker": "Ana", "dia_id": "D1:1", "text": "The boat is red."},
+             {"speaker": "Ben", "dia_id": "D1:2", "text": "The garden shed holds the long ladder, the blue paint "
+                                                          "tins, the lawn mower and three folding chairs."}]
+    sample = [{"sample_id": "pct", "conversation": {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": turns,
+                                                    "session_1_date_time": "1:00 pm on 8 May, 2023"},
+               "qa": [{"question": "What colour is the boat?", "evidence": ["D1:1"], "category": 4},
+                      {"question": "What does the garden shed hold?", "evidence": ["D1:2"], "category": 4}]}]
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(sample), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "meta_memory.cli", "replay", str(data), "--url", gateway.url, "--json", "--inject",
+         "--realm", "pct"],
+        capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=True,
+    )
+    sizes = json.loads(out.stdout)["inject"]["block_bytes"]
+    assert sizes["p50"] is not None and sizes["p50"] < sizes["max"], sizes  # two different blocks
+    assert sizes["p90"] == sizes["max"], sizes
+
+
 def _replay(path: Path, url: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "meta_memory.cli", "replay", str(path), "--url", url, *extra],
                           capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})

@@ -15,7 +15,7 @@
  * | -32005 | CapacityExceeded              | `capacity_exceeded` (+ `resource`, `limit`) |
  * | -32010 | MemoryBackendUnavailable      | `memory_backend`                     |
  * | -32030 | AccessDenied                  | `access_denied` (+ `action`, `resource`) |
- * | -32040 | AgentMemoryError              | `agent_memory` (+ `reason`, `op_index?`) |
+ * | -32040 | AgentMemoryError              | `agent_memory` (+ `reason`, `op_index?`, `secret_class?`, `field?`) |
  * | -32043 | QuarantineReviewRefused       | `memory_quarantine_review_refused` (+ `reason`, `field`) |
  *
  * Client-side failures are {@link TransportError} (the gateway could not be
@@ -153,6 +153,14 @@ export class AgentMemoryError extends MetaMemoryError {
   /** The secret pattern class, for `reason === "secret_detected"`. */
   get secretClass(): string | undefined {
     return typeof this.data.secret_class === "string" ? this.data.secret_class : undefined;
+  }
+
+  /**
+   * The part of the record that held the secret, for `reason === "secret_detected"` (`title`, `body`,
+   * `tags.1`, `metadata.deep.k`; `records.<i>.<path>` in a bulk write); never the secret itself.
+   */
+  get field(): string | undefined {
+    return typeof this.data.field === "string" ? this.data.field : undefined;
   }
 }
 

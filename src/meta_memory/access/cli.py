@@ -54,7 +54,7 @@ def token_hash_command(mint: bool) -> None:
     """Print the sha256 digest of a bearer token for [[access.tokens]] (token read from stdin)."""
     if mint:
         token = secrets.token_urlsafe(32)
-        click.echo(f"token:  {token}")
+        click.echo(f"token: {token}")
         click.echo(f"sha256: {hash_token(token)}")
         return
     if sys.stdin.isatty():

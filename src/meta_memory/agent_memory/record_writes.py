@@ -101,9 +101,10 @@ def remember_record(
     """:func:`remember_merging` returning the stored :class:`MemoryRecord` (its ``status`` says whether
     the gate quarantined it)."""
     name = store.realm_name(realm)
+    tags = tuple(tags)
     record = writes.app_record(title, body, tags, evidence, metadata, expires_at_ms)
     g = _gate(store, gate)
-    with store.transaction(name) as tx:
+    with writes.naming_given_tags(tags), store.transaction(name) as tx:
         return writes.remember(tx, Scope.identity(name, identity), record, Author.application(), g, app_built=True)
 
 
@@ -146,7 +147,7 @@ def remember_authored(store: AgentMemoryStore, realm: str, scope: Scope, record:
     name = store.realm_name(realm, scope)
     norm = writes.authored_record(record, author)
     g = _gate(store, gate)
-    with store.transaction(name) as tx:
+    with writes.naming_given_tags(record.tags), store.transaction(name) as tx:
         rec, created, _merge = writes.remember(tx, scope, norm, author, g, merge_tags=False)
     return rec, created
 
@@ -167,7 +168,7 @@ def supersede(store: AgentMemoryStore, realm: str, scope: Scope, prior_id: str, 
     if not store.has_realm(name):
         raise writes.PriorNotFound(prior_id)
     g = _gate(store, gate)
-    with store.transaction(name) as tx:
+    with writes.naming_given_tags(record.tags), store.transaction(name) as tx:
         return writes.supersede(tx, scope, prior_id, writes.keeping_expiry(record, expiry), author, g)
 
 
@@ -191,11 +192,12 @@ def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, t
     :func:`supersede`.
     """
     name = store.realm_name(realm)
+    tags = None if tags is None else tuple(tags)
     memory_id = writes.check_update(memory_id, title, body, tags, metadata, expiry)
     revise = writes.revision(title, body, tags, metadata, expiry)
     if not store.has_realm(name):
         raise writes.PriorNotFound(memory_id)
-    with store.transaction(name) as tx:
+    with writes.naming_given_tags(tags), store.transaction(name) as tx:
         new = writes.supersede(tx, Scope.identity(name, identity), memory_id, revise, Author.application(),
                                store.gate)
     return new.project(), (None if writes.wrote_nothing(memory_id, new.id) else memory_id)

@@ -132,6 +132,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from meta_memory.agent_memory.fields import metadata_key_path
 from meta_memory.textfold import fold
 
 __all__ = [
@@ -143,6 +144,7 @@ __all__ = [
     "scan_text",
     "scan_values",
     "json_strings",
+    "secret_field",
     "secret_rule",
 ]
 
@@ -918,6 +920,70 @@ def scan_record(record: _ScannedRecord, *more: str) -> str | None:
     fields: every write path, quarantine release and the steward's dream call this."""
     return scan(record.title, record.description, record.body, record.tags,
                 (*(m for m in more if m), *record.scanned_strings()))
+
+
+def secret_field(record: _ScannedRecord, *more: str) -> str | None:
+    """The part of ``record`` that holds the secret :func:`scan_record` found in it (``None`` when it
+    holds none), as a refusal names it, never echoing the secret: ``title``, ``description``, ``body``,
+    ``tags.<i>``, ``memory_id`` (``more``: the explicit id a write gives it), ``provenance``, for a stored
+    record ``id``, ``scope``, ``status``, ``supersedes``, ``derived_from.<i>``, and in ``metadata`` the
+    path of the deepest value holding it (:func:`_metadata_field`: ``metadata.deep.k``). A secret found
+    only across parts (split between the title and the body) names them joined with ``+``, as
+    :func:`scan_values` does. Only a refusal calls this: each part is scanned again."""
+    if scan_record(record, *more) is None:
+        return None
+    named: list[tuple[str, str]] = [("title", record.title), ("description", record.description),
+                                    ("body", record.body)]
+    for index, tag in enumerate(record.tags):
+        named += [(f"tags.{index}", tag), (f"tags.{index}", tag.upper())]
+    named += [("memory_id", m) for m in more if m]
+    provenance = getattr(record, "provenance", None)
+    named += [("provenance", s) for s in (provenance.strings() if provenance is not None else ())]
+    status = getattr(record, "status", None)
+    scope = getattr(record, "scope", None)
+    for name, value in (("id", getattr(record, "id", None)), ("scope", getattr(scope, "key", None)),
+                        ("status", getattr(status, "detail", None)), ("supersedes", getattr(record, "supersedes", None))):
+        if isinstance(value, str):
+            named.append((name, value))
+    named += [(f"derived_from.{i}", d) for i, d in enumerate(getattr(record, "derived_from", ()))]
+    for name, text in named:
+        if text and scan_text(text) is not None:
+            return name
+    metadata = getattr(record, "metadata", None) or {}
+    if metadata and scan_values({"metadata": metadata}) is not None:
+        return _metadata_field(metadata, "metadata")
+    groups: dict[str, Any] = {"title": record.title, "description": record.description, "body": record.body,
+                              "tags": [*record.tags, *(t.upper() for t in record.tags)],
+                              "provenance": [t for n, t in named if n not in ("title", "description", "body")
+                                             and not n.startswith("tags.")],
+                              "metadata": metadata}
+    found = scan_values(groups)
+    if found is not None:
+        return found[0]
+    return "+".join(name for name, value in groups.items() if value)
+
+
+def _metadata_field(value: Any, path: str) -> str:
+    """The path (:func:`~meta_memory.agent_memory.fields.metadata_key_path`) of the deepest member of the
+    metadata ``value`` at ``path`` that holds the secret found in it: the value holding it alone, or the
+    key whose assignment does (``metadata.password`` for ``{"password": "hunter2x"}``). A key that itself
+    holds the secret, or a part of one split across the key and its value, is never named: the path
+    stops at the object holding it."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if scan_values({"m": {key: item}}) is None:
+                continue
+            if not isinstance(key, str) or scan_text(key) is not None:
+                return path
+            if scan_values({"m": item}) is not None:
+                return _metadata_field(item, metadata_key_path(path, key))
+            pair = _pair_text(key, item)
+            return metadata_key_path(path, key) if pair is not None and scan_text(pair) is not None else path
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            if scan_values({"m": item}) is not None:
+                return _metadata_field(item, f"{path}.{index}")
+    return path
 
 
 #: How many levels of arrays and objects below a key the values paired with it are read from: a stored

@@ -56,7 +56,7 @@ from meta_memory.agent_memory.model import (
     UsageStats,
     is_expired,
 )
-from meta_memory.agent_memory.secrets import scan_record
+from meta_memory.agent_memory.secrets import scan_record, secret_field
 from meta_memory.errors import AgentMemoryError
 from meta_memory.limits import MAX_BATCH_OPS
 
@@ -162,10 +162,12 @@ class BatchPlan:
     results: list[OpResult] = field(default_factory=list)
 
 
-def secret_refusal_detail(op_index: int, secret_class: str) -> str:
-    """The reference's refusal text for a secret-bearing write (names the class, never the text)."""
+def secret_refusal_detail(op_index: int, secret_class: str, field: str | None = None) -> str:
+    """The reference's refusal text for a secret-bearing write: names the class and the part of the record
+    that held it (``field``, :func:`~meta_memory.agent_memory.secrets.secret_field`), never the text."""
+    where = f" (in {field})" if field else ""
     return (
-        f"op {op_index}: write refused: content matches the '{secret_class}' secret pattern class. "
+        f"op {op_index}: write refused: content matches the '{secret_class}' secret pattern class{where}. "
         "Durable memory must never hold credentials — store a reference to where the credential lives "
         "instead. Do not retry with the secret paraphrased or split."
     )
@@ -174,15 +176,17 @@ def secret_refusal_detail(op_index: int, secret_class: str) -> str:
 def refuse_secrets(record: NewMemoryRecord | MemoryRecord, op_index: int = 0, *more: str) -> None:
     """Raise ``AgentMemoryError("secret_detected")`` when any string ``record`` stores matches a secret
     class (:func:`~meta_memory.agent_memory.secrets.scan_record`: its fields, its provenance, and for a
-    stored record its id, scope key, status detail and links; ``more``: an explicit id a write gives it).
+    stored record its id, scope key, status detail and links; ``more``: an explicit id a write gives it),
+    its ``field`` the part that held it (:func:`~meta_memory.agent_memory.secrets.secret_field`).
 
     The batch validator runs the same scan; stores also call this before an exact-content dedup
     short-circuit, so a secret carried only in the tags of a duplicate is refused, never dropped silently.
     """
     found = scan_record(record, *more)
     if found is not None:
-        raise AgentMemoryError("secret_detected", secret_refusal_detail(op_index, found), op_index=op_index,
-                               secret_class=found)
+        where = secret_field(record, *more)
+        raise AgentMemoryError("secret_detected", secret_refusal_detail(op_index, found, where), op_index=op_index,
+                               secret_class=found, field=where)
 
 
 def normalize_record(record: NewMemoryRecord, *, stored: bool = False) -> NewMemoryRecord:

@@ -22,11 +22,12 @@ module at run time.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -213,15 +214,58 @@ def single_write(write: Callable[P, T]) -> Callable[P, T]:
             if exc.reason == "invalid_record":
                 detail = detail.removeprefix(_FIELD_RULE_PREFIX)
             raise AgentMemoryError(exc.reason, detail, op_index=exc.op_index,
-                                   secret_class=exc.secret_class) from None
+                                   secret_class=exc.secret_class, field=exc.field) from None
 
     return single
 
 
 def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
-    """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``)."""
+    """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``; the
+    ``field`` it names as the item's, ``records.<i>.<field>``, as a field rule's refusal names it)."""
     detail = f"op {index}: " + _OP_PREFIX.sub("", exc.detail)
-    return AgentMemoryError(exc.reason, detail, op_index=index, secret_class=exc.secret_class)
+    field = exc.field
+    if field and not field.startswith("records."):
+        field = f"records.{index}.{field}"
+    return AgentMemoryError(exc.reason, detail, op_index=index, secret_class=exc.secret_class, field=field)
+
+
+def tags_as_given(exc: AgentMemoryError, given: Iterable[object] | None) -> AgentMemoryError:
+    """``exc`` with a secret refusal's tag named as the caller gave it: the scan reads the stored tags
+    (trimmed, lowercased, sorted, each once), so its ``tags.<n>`` is restated as the index in ``given`` (the
+    tags as the call listed them) of the first tag stored as tag ``n``, in ``field`` and in the message.
+    Any other refusal, or no ``given``, is ``exc`` as it is."""
+    field = exc.field or ""
+    head, _, tail = field.rpartition("tags.")
+    if exc.reason != "secret_detected" or given is None or not tail.isdigit() or head not in ("", f"records.{exc.op_index}."):
+        return exc
+    listed = list(given)
+    if not all(isinstance(tag, str) for tag in listed):
+        return exc
+    stored = normalize_tags(str(tag) for tag in listed)
+    n = int(tail)
+    if n >= len(stored):
+        return exc
+    for index, tag in enumerate(listed):
+        if normalize_tags([str(tag)]) == (stored[n],):
+            if index == n:
+                return exc
+            detail = exc.detail.replace(f"(in tags.{n})", f"(in tags.{index})")
+            return AgentMemoryError(exc.reason, detail, op_index=exc.op_index, secret_class=exc.secret_class,
+                                    field=f"{head}tags.{index}")
+    return exc
+
+
+@contextlib.contextmanager
+def naming_given_tags(given: Iterable[object] | None) -> Iterator[None]:
+    """Run the block with a secret refusal's tag restated as the caller gave it (:func:`tags_as_given`);
+    every other exception passes as raised."""
+    try:
+        yield
+    except AgentMemoryError as exc:
+        restated = tags_as_given(exc, given)
+        if restated is exc:
+            raise
+        raise restated from None
 
 
 # --------------------------------------------------------------------------- record fields
@@ -329,7 +373,8 @@ def prepare_items(items: Sequence[RememberItem], evidence: Sequence[EvidenceRef]
             except FieldError as exc:
                 raise RecordFieldRefused(exc.rule, exc.field) from None
             record = app_record(item.title, item.body, item.tags, evidence, item.metadata, item.expires_at_ms)
-            refuse_secrets(record, i)
+            with naming_given_tags(item.tags):
+                refuse_secrets(record, i)
             if refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
                 raise AgentMemoryError("invalid_record", "text must not contain NUL")
             prepared.append(record)
@@ -715,7 +760,8 @@ def proposal(scope: Scope, record: NewMemoryRecord, author: Author, taint: str |
     no secret (``invalid_record`` / ``secret_detected``), and on a backend that cannot store NUL
     (``refuses_nul``) none in what the row holds. ``taint`` is the gate's reason at propose time."""
     norm = authored_record(record, author, check_fields=True)
-    refuse_secrets(norm)
+    with naming_given_tags(record.tags):
+        refuse_secrets(norm)
     record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
     if refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
         raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)

@@ -1058,7 +1058,10 @@
         if (why) params.rationale = why;
         const out = await rpc("meta/memory/quarantine/decide", params);
         const successor = out.successor && out.successor.memory_id;
-        status.textContent = `Decision committed: ${out.outcome}${successor ? ` — successor ${successor}` : ""}.`;
+        clear(status);
+        status.append(`Decision committed: ${out.outcome}`);
+        if (successor) status.append(" — successor ", recordLink(successor, result.realm));
+        status.append(".");
         setNotice(status.textContent);
         // every place on the page that shows this record's status says the same thing
         if (out.origin) {
@@ -1066,8 +1069,18 @@
           const statusCell = $("record-status");
           if (statusCell) statusCell.textContent = shown;
           for (const cell of document.querySelectorAll(".chain-self-status")) cell.textContent = shown;
+          if (statusCell && successor && successor !== rec.id && !$("record-successor")) {
+            statusCell.after(el("span", { id: "record-successor" }, " — successor ", recordLink(successor, result.realm)));
+          }
         }
-        if (successor) box.append(el("p", {}, "Open the successor: ", recordLink(successor, result.realm)));
+        // decided: the record is no longer quarantined, so its review form goes; what was decided stays
+        const quarantined = out.origin && out.origin.status && out.origin.status.status === "quarantined";
+        if (!quarantined) {
+          box.replaceWith(status);
+          status.setAttribute("tabindex", "-1");
+          status.focus();  // the button that had the focus is gone with the form
+        }
+        else for (const b of box.querySelectorAll("button")) b.disabled = false;
       } catch (err) {
         status.textContent = describeError(err);
         for (const b of box.querySelectorAll("button")) b.disabled = false;
