@@ -105,3 +105,22 @@ def test_an_update_names_the_tag_as_given(rpc: Rpc) -> None:
     assert err["code"] == -32040 and err["data"]["field"] == "tags.1", err
     assert "(in tags.1)" in err["message"]
     _no_echo(err)
+
+
+def test_a_mixed_case_key_in_a_tag_is_refused_before_it_is_stored_lowercased(rpc: Rpc) -> None:
+    """A bare ``sk-`` key's rule asks for mixed case; a tag is stored lowercased, which would hide it from the scan
+    of the stored record while keeping all but its case: each tag is scanned as given, in a single and a bulk write."""
+    err = _refused(rpc, tags=["ops", OPENAI])
+    assert err["data"]["field"] == "tags.1" and err["data"]["secret_class"] == "openai-api-key", err
+    ident = uid()
+    out = rpc.result("meta/agent_memory/remember_batch", {"identity": ident, "records": [
+        {"title": "fine", "body": "nothing secret", "tags": ["ops"]},
+        {"title": "leak", "body": "b", "tags": [OPENAI]},
+    ]})
+    assert out["created"] == 1 and out["refused"] == 1
+    error = out["results"][1]["error"]
+    _no_echo(error)
+    assert error["data"]["op_index"] == 1 and error["data"]["field"] == "records.1.tags.0", error
+    assert error["message"].startswith("invalid agent memory record: op 1: write refused")
+    listed = rpc.result("meta/agent_memory/list", {"identity": ident})
+    _no_echo(listed)

@@ -64,13 +64,14 @@ from meta_memory.agent_memory.model import (
     TrustTier,
     is_expired,
 )
-from meta_memory.agent_memory.secrets import scan_record
+from meta_memory.agent_memory.secrets import scan, scan_record
 from meta_memory.agent_memory.validator import (
     ErasureCheck,
     erasure_scopes,
     normalize_record,
     refuse_erased,
     refuse_secrets,
+    secret_refusal_detail,
     stamps_problem,
 )
 from meta_memory.errors import AgentMemoryError, ValueRuleBroken
@@ -258,7 +259,16 @@ def tags_as_given(exc: AgentMemoryError, given: Iterable[object] | None) -> Agen
 @contextlib.contextmanager
 def naming_given_tags(given: Iterable[object] | None) -> Iterator[None]:
     """Run the block with a secret refusal's tag restated as the caller gave it (:func:`tags_as_given`);
-    every other exception passes as raised."""
+    every other exception passes as raised. Each tag is first scanned as given, before it is stored
+    lowercased (:func:`~meta_memory.agent_memory.fields.normalize_tags`): a key whose rule asks for mixed case
+    (a bare ``sk-`` key) would pass the scan of its stored form, which still holds all but its case. Raises
+    ``AgentMemoryError("secret_detected")`` naming ``tags.<i>`` (op 0: a bulk write restates it per item)."""
+    for index, tag in enumerate(given or ()):
+        found = scan("", "", "", (), (tag,)) if isinstance(tag, str) else None
+        if found is not None:
+            where = f"tags.{index}"
+            raise AgentMemoryError("secret_detected", secret_refusal_detail(0, found, where), op_index=0,
+                                   secret_class=found, field=where)
     try:
         yield
     except AgentMemoryError as exc:
