@@ -14,7 +14,6 @@ Run: ``python benchmarks/index_top.py [--records 100000] [--queries 300] [--seed
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import tempfile
@@ -30,18 +29,12 @@ from _common import percentile  # noqa: E402
 from meta_memory.recall.lexical_index import MIN_ROWS  # noqa: E402
 from meta_memory.sdk import Meta  # noqa: E402
 from recall import Vocabulary, make_queries, make_records  # noqa: E402
+from recall_phases import one_identity_parser  # noqa: E402
 from recall_vs_bm25 import IDENTITY, load_ours, wait_for_index  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--state", type=Path, default=None,
-                        help="a state directory benchmarks/million.py --keep-state wrote with the same --records "
-                             "and --seed (identity lead:million); without it the records are written to a fresh one")
-    parser.add_argument("--index-mb", type=int, default=2048, help="[agent_memory] recall_index_mb (as million.py)")
+    parser = one_identity_parser(__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
     if args.records < MIN_ROWS or args.queries < 1 or args.rounds < 1:

@@ -93,8 +93,10 @@ def report(rows: Sequence[tuple[float, dict[str, float]]], worst: int = 6) -> No
         print(f"  {total:7.2f}  " + ", ".join(f"{part} {d.get(part, 0.0):.2f}" for part in parts))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def one_identity_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a benchmark over one identity of synthetic records: ``--records``, ``--queries``,
+    ``--seed``, ``--state`` (a state ``benchmarks/million.py --keep-state`` wrote) and ``--index-mb``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
@@ -102,6 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a state directory benchmarks/million.py --keep-state wrote with the same --records "
                              "and --seed (identity lead:million); without it the records are written to a fresh one")
     parser.add_argument("--index-mb", type=int, default=2048, help="[agent_memory] recall_index_mb (as million.py)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = one_identity_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
     if args.records < MIN_ROWS or args.queries < 1:
         parser.error(f"--records must be at least {MIN_ROWS} (a smaller realm gets no recall index) and --queries at "
