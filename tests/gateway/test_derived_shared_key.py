@@ -145,3 +145,19 @@ def test_the_identitys_own_taint_comes_first_and_its_clean_reset_hides_no_other_
     gw.result("meta/session/reset", {"identity": "mal:x", "session_key": "conv-5"}, token=MAL)
     one, _ = _derived(gw, MAL, "conv-5", "After the reset")
     assert one == "derived from a session tainted by web tool 'web_fetch' before its reset", one
+
+
+def test_another_identitys_reset_of_the_key_clears_none_of_its_taint(gateway_factory: Any, tmp_path: Path) -> None:
+    """alice reads mail in the shared key, then her host resets her copy of it (an ordinary ``/clear``): the
+    context mal's host summarises still read that mail, so the summary is held, its reason naming another
+    identity's session of the key before its reset, never the mail tool; mal's note says so too."""
+    gw = _gateway(gateway_factory, tmp_path, "any")
+    gw.result("meta/session/note", {"identity": "mal:x", "session_key": "conv-3"}, token=MAL)
+    _alice_reads_mail(gw, "conv-3")
+    gw.result("meta/session/reset", {"identity": "alice:main", "session_key": "conv-3"}, token=ALICE)
+    one, batch = _derived(gw, MAL, "conv-3", "Summary after a reset")
+    assert one is not None and one.startswith(OTHER) and "before its reset" in one, one
+    assert batch == [one]
+    assert "gmail" not in one and MAIL_TOOL not in one
+    note = gw.result("meta/session/note", {"identity": "mal:x", "session_key": "conv-3"}, token=MAL)
+    assert note["derived_tainted"] is True, note

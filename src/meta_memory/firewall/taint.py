@@ -238,19 +238,25 @@ class TaintTracker:
         session of the key that counts is tainted.
 
         That identity's own session in that realm first (its live taint, then its reset mark); then
-        another identity's live taint of the key in the realm, by the rule of an LLM write naming the key
-        (:meth:`write_taint`): every identity's, or under ``[agent_memory] shared_key_taint = "managed"``
-        those ``session.shares_key_with`` admits, its source read as "another identity's session of this
-        key" (a host's summary of a context agents share carries what any of them read there, as their
-        ``memory`` tool writes do). The identity's other sessions and its pending taint never count."""
+        another identity's taint of the key in the realm, live or carried by the reset mark that closed it
+        (the rule of evidence citing the key, :meth:`evidence_reason`): every identity's, or under
+        ``[agent_memory] shared_key_taint = "managed"`` those ``session.shares_key_with`` admits, its source
+        read as "another identity's session of this key" (a host's summary of a context agents share carries
+        what any of them read there, and another agent's reset of its copy of the key clears none of it).
+        The identity's other sessions and its pending taint never count."""
         live = self.state.session_taint(session.realm, session.identity, session.keyed())
         if live is not None:
             return live, False
         boundary = self.reset_boundary(session)
         if boundary is not None and boundary.prior_taint is not None:
             return boundary.prior_taint, True
-        shared = self.state.key_taint(session.realm, session.identity, session.keyed(), session.shares_key_with)
-        return (shared, False) if shared is not None else None
+        shared, mark = self.state.evidence_state(session.realm, session.keyed(), session.identity,
+                                                 session.shares_key_with)
+        if shared is not None:
+            return shared, False
+        if mark is not None and mark.prior_taint is not None:
+            return mark.prior_taint, True
+        return None
 
     def current_session(self, identity: str, *, realm: str) -> str | None:
         """The session ``identity`` currently speaks from in ``realm``, if known."""

@@ -760,21 +760,6 @@ class SessionStateStore:
                 return _taint(at_ms, source if holder in (ident, LEGACY) else OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
-    def key_taint(self, realm: str, ident: str, session: str,
-                  counts: Callable[[str], bool] | None = None) -> TaintState | None:
-        """The live taint of the ``session`` key in ``realm`` a write by ``ident`` naming it carries, by the
-        rule of :meth:`write_taint` for a named session (the ``memory`` tool's write gate): ``ident``'s own,
-        else another identity's ``counts`` admits (every one's when ``None``; a legacy row always), that
-        identity's source replaced by :data:`OTHER_IDENTITY_TAINT_SOURCE`; a held taint counts as if written.
-        Neither the identity's pending taint nor its reset marks: a write derived from the session
-        (``derived_from_sessions``) asks this for the key's other identities."""
-        if self._held:  # taint the database refused: written now if it can be, enforced while it cannot
-            self._write_held()
-            held = self._held.for_key(realm, session, ident, counts)
-            if held is not None:
-                return held
-        return self._db.read(lambda sql: self._key_taint(sql, realm, ident, session, counts))
-
     def current_session(self, realm: str, ident: str) -> str | None:
         """The session ``ident`` currently speaks from, if known."""
         row = self._db.read(lambda sql: self._identity_row(sql, realm, ident))
