@@ -124,3 +124,18 @@ def test_a_mixed_case_key_in_a_tag_is_refused_before_it_is_stored_lowercased(rpc
     assert error["message"].startswith("invalid agent memory record: op 1: write refused")
     listed = rpc.result("meta/agent_memory/list", {"identity": ident})
     _no_echo(listed)
+
+
+@pytest.mark.parametrize("metadata", [
+    {"sk-proj-AbCdEfGhIjKl": "MnOpQrStUvWxYz0123456789abcd"},
+    {"AKIAIOSFOD": "NN7EXAMPLQ"},
+    {"ghp_A1b2C3d4E5f6G7h8": "I9j0K1l2M3n4O5p6Q7r8"},
+], ids=["openai", "aws", "github"])
+def test_a_credential_split_between_a_metadata_key_and_its_value_is_refused(rpc: Rpc, metadata: dict[str, str]) -> None:
+    """Split across two values, the title and the body or two tags, a credential is refused; split between a key
+    and its own value it is too, the field naming the object that holds the key (naming the key would repeat
+    half of it)."""
+    err = _refused(rpc, metadata=metadata)
+    assert err["data"]["field"] == "metadata", err
+    key = next(iter(metadata))
+    assert key not in json.dumps(err) and metadata[key] not in json.dumps(err)

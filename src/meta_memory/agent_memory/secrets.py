@@ -1003,6 +1003,8 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
         for key, item in value.items():
             if isinstance(key, str):
                 out.append(key)
+                if isinstance(item, str):  # a credential split between a key and its value reads whole
+                    out.append(key + item)
                 pair = _pair_text(key, item)
                 if pair is not None:
                     out.append(pair)
