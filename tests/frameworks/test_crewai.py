@@ -113,10 +113,10 @@ def test_the_hook_reports_only_for_its_own_crew_and_goes_with_close(handle: Meta
         example.run(handle.agent(ME).session("s1"), "Summarise the page",
                     [example.act("web_fetch", '{"url": "u"}'), example.answer("Done.")])
         assert handle.agent(ME).session("s1").note().tainted is True
-        # the bystander's hook reported nothing: its own session of the key is clean (what derived content is
-        # judged on), though its writes from the key carry the other crew's taint of it
+        # the bystander's hook reported nothing for its crew; its writes from the key, and content derived from
+        # it, carry the other crew's taint of the shared key all the same (shared_key_taint = "any")
         other = handle.agent("crew:other").session("s1").note()
-        assert other.derived_tainted is False and other.tainted is True, other
+        assert other.derived_tainted is True and other.tainted is True, other
     finally:
         before = len(get_after_tool_call_hooks())
         bystander.close()
