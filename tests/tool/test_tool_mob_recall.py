@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from support import (
@@ -190,3 +191,21 @@ def test_a_steered_model_cannot_name_a_mob_in_its_arguments(world: World) -> Non
         out = _tool(world.host, "lead", {"action": "recall", "query_text": "quokka", "mob": mob})["result"]
         assert out["is_error"] is True and "mob" in out["text"], out
         assert SHARED_TITLE not in out["text"]
+
+
+def test_no_token_an_oversized_mob_and_another_realm_reach_nothing(world: World) -> None:
+    """Without a token the call is refused (the anonymous caller holds no grant); a mob name past the name rule is refused
+    naming ``mob``; in another realm the same mob name is another mob: the default realm's records stay out."""
+    params = {"identity": "lead", "session_key": "lead-1", "mob": MOB,
+              "arguments": {"action": "recall", "query_text": "quokka survey"}}
+    bare = httpx.post(world.gw.url + "/rpc", json={"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/tool",
+                                                   "params": params}, timeout=30)
+    body = bare.json()
+    assert "result" not in body and body["error"]["code"] == -32030, body  # the anonymous caller holds no grant
+    assert SHARED_TITLE not in bare.text
+    huge = world.host.rpc("meta/agent_memory/tool", {**params, "mob": "m" * 100_000})
+    assert huge["error"]["code"] == -32602 and "mob" in json.dumps(huge["error"]), huge
+    assert SHARED_TITLE not in json.dumps(huge)
+    elsewhere = world.admin.rpc("meta/agent_memory/tool", {**params, "realm": "hr"})
+    assert "result" in elsewhere, elsewhere
+    assert SHARED_TITLE not in json.dumps(elsewhere) and world.shared_id not in json.dumps(elsewhere)
